@@ -1,0 +1,203 @@
+public import Foundation
+import KilnCore
+import _KilnSynchronization
+
+/// A `Clock` whose time moves only when a test advances it.
+///
+/// Inject it wherever Kiln takes `any Clock<Duration>` — expiry, retry backoff, timeouts,
+/// debouncing — and drive time from the test instead of sleeping:
+///
+/// ```swift
+/// let clock = ManualClock()
+/// let query = network.timeout(.seconds(5), clock: clock)
+/// let load = Task { await query.result() }
+/// await clock.waitForSleepers(count: 1)   // the timeout is armed
+/// clock.advance(by: .seconds(5))          // …and fires, without waiting five seconds
+/// ```
+///
+/// Sleepers wake only when ``advance(by:)`` or ``advance(to:)`` moves ``now`` to or past
+/// their deadline, earliest deadline first. Cancelling a sleeping task ends its sleep at
+/// once with `CancellationError`.
+///
+/// The clock also keeps a wall-clock ``date`` that moves in step with ``now``, so one
+/// clock can drive both `Duration`-based sleeps and `Date`-based stamps: pass
+/// ``dateProvider`` where Kiln takes a `now: @Sendable () -> Date`.
+public final class ManualClock: Clock, Sendable {
+  /// An instant of a ``ManualClock``: the time elapsed since the clock was created.
+  public struct Instant: InstantProtocol, Hashable, Sendable, CustomStringConvertible {
+    /// Time elapsed since the clock's start.
+    public var offset: Duration
+
+    /// Creates the instant `offset` after the clock's start.
+    public init(offset: Duration) {
+      self.offset = offset
+    }
+
+    public func advanced(by duration: Duration) -> Instant {
+      Instant(offset: offset + duration)
+    }
+
+    public func duration(to other: Instant) -> Duration {
+      other.offset - offset
+    }
+
+    public static func < (lhs: Instant, rhs: Instant) -> Bool {
+      lhs.offset < rhs.offset
+    }
+
+    public var description: String {
+      "ManualClock.Instant(\(offset))"
+    }
+  }
+
+  private enum SleepPhase {
+    case pending
+    case sleeping(deadline: Instant, continuation: CheckedContinuation<Void, any Error>)
+    case cancelled
+  }
+
+  private struct State {
+    var now = Instant(offset: .zero)
+    var nextID: UInt64 = 0
+    var sleeps: [UInt64: SleepPhase] = [:]
+  }
+
+  private let state = KilnMutex(State())
+  /// Counts the tasks sleeping now. Only changed under `state`'s lock, so a test woken by
+  /// `waitForSleepers` always finds the sleepers registered.
+  private let sleepers = AsyncCounter()
+
+  /// The wall-clock date at ``now`` == zero.
+  public let startDate: Date
+
+  /// Creates a clock at instant zero.
+  ///
+  /// - Parameter startDate: The wall-clock ``date`` at instant zero. The default is a fixed
+  ///   date (2026-01-01 00:00:00 UTC) so tests are reproducible.
+  public init(startDate: Date = ManualClock.defaultStartDate) {
+    self.startDate = startDate
+  }
+
+  /// 2026-01-01 00:00:00 UTC, the default ``startDate``.
+  public static let defaultStartDate = Date(timeIntervalSince1970: 1_767_225_600)
+
+  /// The current instant.
+  public var now: Instant {
+    state.withLock { $0.now }
+  }
+
+  /// The wall-clock date at the current instant: ``startDate`` plus the elapsed time.
+  public var date: Date {
+    startDate.addingTimeInterval(now.offset.timeInterval)
+  }
+
+  /// A `now` provider that reads ``date``, for APIs that take `@Sendable () -> Date`.
+  public var dateProvider: @Sendable () -> Date {
+    { [self] in self.date }
+  }
+
+  /// Zero: a manual clock is exact.
+  public var minimumResolution: Duration {
+    .zero
+  }
+
+  /// The number of tasks currently sleeping on this clock.
+  public var sleeperCount: Int {
+    sleepers.value
+  }
+
+  /// Suspends until ``now`` reaches `deadline` through ``advance(by:)`` or ``advance(to:)``.
+  ///
+  /// A deadline at or before ``now`` returns at once.
+  ///
+  /// - Throws: `CancellationError` when the task is cancelled before or while sleeping.
+  public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    try Task.checkCancellation()
+    let id = state.withLock { state in
+      state.nextID += 1
+      state.sleeps[state.nextID] = .pending
+      return state.nextID
+    }
+    try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        enum Outcome { case wake, cancel, sleep }
+        let outcome: Outcome = state.withLock { state in
+          if case .cancelled = state.sleeps[id] {
+            state.sleeps[id] = nil
+            return .cancel
+          }
+          if deadline <= state.now {
+            state.sleeps[id] = nil
+            return .wake
+          }
+          state.sleeps[id] = .sleeping(deadline: deadline, continuation: continuation)
+          sleepers.increment()
+          return .sleep
+        }
+        switch outcome {
+        case .wake: continuation.resume()
+        case .cancel: continuation.resume(throwing: CancellationError())
+        case .sleep: break
+        }
+      }
+    } onCancel: {
+      let continuation: CheckedContinuation<Void, any Error>? = state.withLock { state in
+        switch state.sleeps[id] {
+        case .pending:
+          state.sleeps[id] = .cancelled
+          return nil
+        case .sleeping(_, let continuation):
+          state.sleeps[id] = nil
+          sleepers.decrement()
+          return continuation
+        case .cancelled, nil:
+          return nil
+        }
+      }
+      continuation?.resume(throwing: CancellationError())
+    }
+  }
+
+  /// Moves time forward by `duration` and wakes every sleeper whose deadline is reached.
+  ///
+  /// - Parameter duration: How far to move; must not be negative.
+  public func advance(by duration: Duration) {
+    precondition(duration >= .zero, "a manual clock cannot go back (advance by \(duration))")
+    wake { $0.now = $0.now.advanced(by: duration) }
+  }
+
+  /// Moves time forward to `instant` and wakes every sleeper whose deadline is reached.
+  ///
+  /// An instant before ``now`` leaves the clock where it is.
+  ///
+  /// - Parameter instant: The instant to move to.
+  public func advance(to instant: Instant) {
+    wake { $0.now = max($0.now, instant) }
+  }
+
+  /// Suspends until at least `count` tasks are sleeping on this clock.
+  ///
+  /// Call it before ``advance(by:)`` when the code under test must have armed its timer
+  /// first. Returns at once if the task is cancelled.
+  ///
+  /// - Parameter count: The number of sleepers to wait for.
+  public func waitForSleepers(count: Int = 1) async {
+    await sleepers.wait(untilAtLeast: count)
+  }
+
+  private func wake(_ move: (inout State) -> Void) {
+    let due: [CheckedContinuation<Void, any Error>] = state.withLock { state in
+      move(&state)
+      var due: [(Instant, UInt64, CheckedContinuation<Void, any Error>)] = []
+      for (id, phase) in state.sleeps {
+        if case .sleeping(let deadline, let continuation) = phase, deadline <= state.now {
+          due.append((deadline, id, continuation))
+        }
+      }
+      for (_, id, _) in due { state.sleeps[id] = nil }
+      sleepers.add(-due.count)
+      return due.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
+    }
+    for continuation in due { continuation.resume() }
+  }
+}
