@@ -1,0 +1,1 @@
+// Tests for KilnDispatch arrive with its implementation (see Packages/Dispatch/README.md).

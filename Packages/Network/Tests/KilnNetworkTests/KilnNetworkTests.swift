@@ -1,0 +1,1 @@
+// Tests for KilnNetwork arrive with its implementation (see Packages/Network/README.md).

@@ -1,0 +1,1 @@
+// Tests for KilnQuery arrive with its implementation (see Packages/Query/README.md).

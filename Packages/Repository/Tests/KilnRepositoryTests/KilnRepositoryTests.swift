@@ -1,0 +1,1 @@
+// Tests for KilnRepository arrive with its implementation (see Packages/Repository/README.md).

@@ -1,0 +1,1 @@
+// Tests for KilnStorage arrive with its implementation (see Packages/Storage/README.md).

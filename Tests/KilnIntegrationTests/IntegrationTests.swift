@@ -1,0 +1,1 @@
+// Cross-package scenarios arrive as the packages they combine are implemented.
