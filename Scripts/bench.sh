@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs Kiln's benchmarks and prints, for each case, Kiln beside its baseline measured in the
+# same run, their ratio, and the target from Benchmarks/targets.tsv.
+#
+#   Scripts/bench.sh                    every benchmark target
+#   Scripts/bench.sh --filter 'Memory'  only cases matching a regular expression
+#   Scripts/bench.sh --target CoreBenchmarks
+#
+# Arguments are passed to `swift package benchmark`. Exits 1 when a target is missed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source Scripts/lib/common.sh
+kiln_ensure_system_libraries
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+(
+  cd Benchmarks
+  swift package --allow-writing-to-directory "$out" benchmark \
+    --format histogramSamples --path "$out" --no-progress "$@"
+) >"$out/run.log" 2>&1 || {
+  tail -40 "$out/run.log"
+  echo "benchmark run failed"
+  exit 1
+}
+
+echo "Kiln benchmarks ($(uname -m), $(nproc 2>/dev/null || sysctl -n hw.ncpu) cores; p50 per operation, same run)"
+echo
+python3 Scripts/lib/bench_report.py "$out" Benchmarks/targets.tsv
