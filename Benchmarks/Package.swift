@@ -1,0 +1,44 @@
+// swift-tools-version: 6.2
+//
+// Kiln's benchmarks: a separate package so that ordo-one/benchmark never reaches Kiln's
+// consumers. Run them with `Scripts/bench.sh`, which prints every Kiln figure beside its
+// baseline measured in the same run.
+//
+// Each benchmark target lives in `Benchmarks/<Target>/` and registers pairs of benchmarks
+// through `KilnBenchmarkSupport.comparison(...)`.
+
+import PackageDescription
+
+let benchmarkTargets = ["CoreBenchmarks"]
+
+let package = Package(
+  name: "KilnBenchmarks",
+  platforms: [.macOS(.v15)],
+  dependencies: [
+    .package(name: "Kiln", path: ".."),
+    .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+  ],
+  targets: [
+    .target(
+      name: "KilnBenchmarkSupport",
+      dependencies: [.product(name: "Benchmark", package: "benchmark")],
+      path: "Sources/KilnBenchmarkSupport"
+    )
+  ]
+    + benchmarkTargets.map { name in
+      .executableTarget(
+        name: name,
+        dependencies: [
+          "KilnBenchmarkSupport",
+          .product(name: "Benchmark", package: "benchmark"),
+          .product(name: "KilnCore", package: "Kiln"),
+          .product(name: "KilnQuery", package: "Kiln"),
+          .product(name: "KilnStorage", package: "Kiln"),
+          .product(name: "KilnDispatch", package: "Kiln"),
+        ],
+        path: "Benchmarks/\(name)",
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+      )
+    },
+  swiftLanguageModes: [.v6]
+)
