@@ -9,7 +9,7 @@
 
 import PackageDescription
 
-let benchmarkTargets = ["CoreBenchmarks"]
+let benchmarkTargets = ["CoreBenchmarks", "QueryBenchmarks", "StorageBenchmarks"]
 
 let package = Package(
   name: "KilnBenchmarks",
@@ -37,6 +37,7 @@ let package = Package(
           .product(name: "KilnDispatch", package: "Kiln"),
         ],
         path: "Benchmarks/\(name)",
+        exclude: ["targets.tsv"],
         plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
       )
     },

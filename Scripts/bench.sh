@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs Kiln's benchmarks and prints, for each case, Kiln beside its baseline measured in the
-# same run, their ratio, and the target from Benchmarks/targets.tsv.
+# same run, their ratio, and the target from Benchmarks/Benchmarks/<Target>/targets.tsv.
 #
 #   Scripts/bench.sh                    every benchmark target
 #   Scripts/bench.sh --filter 'Memory'  only cases matching a regular expression
@@ -27,4 +27,5 @@ trap 'rm -rf "$out"' EXIT
 
 echo "Kiln benchmarks ($(uname -m), $(nproc 2>/dev/null || sysctl -n hw.ncpu) cores; p50 per operation, same run)"
 echo
-python3 Scripts/lib/bench_report.py "$out" Benchmarks/targets.tsv
+cat Benchmarks/Benchmarks/*/targets.tsv >"$out/targets.tsv"
+python3 Scripts/lib/bench_report.py "$out" "$out/targets.tsv"

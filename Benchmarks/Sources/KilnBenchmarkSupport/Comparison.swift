@@ -6,7 +6,7 @@ public import Benchmark
 /// `Scripts/bench.sh` pairs the two by name (`<name> | kiln ×N` and `<name> | baseline ×N`,
 /// where `N` is the number of operations one measured iteration performs) and prints the
 /// per-operation figures side by side with their ratio, checked against
-/// `Benchmarks/targets.tsv`.
+/// the `targets.tsv` beside the benchmark target's sources.
 ///
 /// Each body runs `operations` operations per measured iteration, typically
 /// `for _ in benchmark.scaledIterations { blackHole(...) }`.

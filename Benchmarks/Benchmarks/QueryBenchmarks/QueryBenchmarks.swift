@@ -1,0 +1,5 @@
+import Benchmark
+import KilnBenchmarkSupport
+
+// KilnQuery's benchmarks arrive with its implementation.
+let benchmarks: @Sendable () -> Void = {}
