@@ -2,7 +2,7 @@ public import Foundation
 public import KilnCore
 import _KilnSynchronization
 
-/// An in-memory ``KilnCore/KeyValueStore`` for tests that counts every access, honours
+/// An in-memory `KeyValueStore` for tests that counts every access, honours
 /// expiry on an injected clock, and can be told to fail.
 ///
 /// ```swift

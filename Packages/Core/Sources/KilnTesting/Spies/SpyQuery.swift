@@ -1,7 +1,7 @@
 public import KilnCore
 import _KilnSynchronization
 
-/// A ``KilnCore/Query`` for tests: counts its loads, returns scripted results and can hold
+/// A `Query` for tests: counts its loads, returns scripted results and can hold
 /// loads in flight until the test releases them.
 ///
 /// ```swift

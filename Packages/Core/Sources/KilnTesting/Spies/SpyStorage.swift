@@ -2,7 +2,7 @@ public import Foundation
 public import KilnCore
 import _KilnSynchronization
 
-/// An in-memory ``KilnCore/Storage`` for tests that counts every access and can be told to
+/// An in-memory `Storage` for tests that counts every access and can be told to
 /// fail.
 ///
 /// ```swift
