@@ -89,6 +89,12 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
     state.withLock { $0.abandon() }?.cancel()
   }
 
+  /// The failure a caller already cancelled gets without joining, when `Failure` can hold a
+  /// `CancellationError`.
+  static var cancellationIfCancelled: Failure? {
+    Task.isCancelled ? CancellationError() as? Failure : nil
+  }
+
   private func finish(_ outcome: Output) {
     let continuations = state.withLock { $0.finish(outcome) }
     for continuation in continuations {

@@ -30,6 +30,7 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
   func load(
     _ operation: @escaping @Sendable () async -> Result<Success, Failure>
   ) async -> Result<Success, Failure> {
+    if let cancellation = Flight<Success, Failure>.cancellationIfCancelled { return .failure(cancellation) }
     let (flight, slot, isNew) = current.withLock { current in
       if let flight = current, let slot = flight.join() {
         return (flight, slot, false)

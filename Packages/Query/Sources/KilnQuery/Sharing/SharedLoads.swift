@@ -84,6 +84,7 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
     using query: Upstream
   ) async -> Result<Upstream.Success, Upstream.Failure> {
     typealias SharedFlight = Flight<Upstream.Success, Upstream.Failure>
+    if let cancellation = SharedFlight.cancellationIfCancelled { return .failure(cancellation) }
     let flightKey = FlightKey(key: key, output: ObjectIdentifier(Result<Upstream.Success, Upstream.Failure>.self))
     let (flight, slot, isNew) = flights.withLock { flights in
       if let flight = flights[flightKey] as? SharedFlight, let slot = flight.join() {
