@@ -46,20 +46,20 @@ public struct RetryPolicy<Failure: Error>: Sendable {
   ///   - maxAttempts: The most attempts in all, the first one included. `1` never retries.
   ///   - backoff: The delay before each retry, before jitter.
   ///   - jitter: The randomness put into each backoff delay.
-  ///   - delayOverride: A delay chosen by the failure (such as `Retry-After`), used instead of
-  ///     the backoff when it returns one.
   ///   - shouldRetry: Whether a failure may be retried; by default every failure but
   ///     `CancellationError`.
+  ///   - delayOverride: A delay chosen by the failure (such as `Retry-After`), used instead of
+  ///     the backoff when it returns one.
   /// - Precondition: `maxAttempts` is at least 1. Zero or fewer attempts would load nothing
   ///   and deliver nothing, so it is rejected rather than silently ignored.
   public init(
     maxAttempts: Int = 3,
     backoff: RetryBackoff = .exponential(),
     jitter: RetryJitter = .full,
-    delayOverride: (@Sendable (_ failure: Failure, _ attempt: Int) -> Duration?)? = nil,
     shouldRetry: @escaping @Sendable (_ failure: Failure, _ attempt: Int) -> Bool = { failure, _ in
       !(failure is CancellationError)
-    }
+    },
+    delayOverride: (@Sendable (_ failure: Failure, _ attempt: Int) -> Duration?)? = nil
   ) {
     precondition(maxAttempts >= 1, "a retry policy needs at least 1 attempt, got maxAttempts: \(maxAttempts)")
     self.maxAttempts = maxAttempts
