@@ -58,6 +58,11 @@ public actor Paginator<Element: Sendable, Failure: Error> {
     request != nil
   }
 
+  /// The number of callers waiting for the request in flight.
+  var waiterCount: Int {
+    request?.waiterCount ?? 0
+  }
+
   /// Returns the loaded elements, or loads the first page when nothing is loaded yet.
   ///
   /// - Returns: ``data`` at once when it is not empty; otherwise the outcome of

@@ -26,6 +26,18 @@ func eventually(_ condition: @Sendable () async -> Bool) async {
   }
 }
 
+/// The outcome of `body` as a `Result` keeping its typed failure. Annotate the closure:
+/// `outcome { () async throws(APIError) in try await ... }`.
+func outcome<Value, Failure: Error>(
+  _ body: () async throws(Failure) -> Value
+) async -> Result<Value, Failure> {
+  do throws(Failure) {
+    return .success(try await body())
+  } catch {
+    return .failure(error)
+  }
+}
+
 /// A query that ignores cancellation: its loads return only once the test calls `finish()`.
 final class StubbornQuery: Query, Sendable {
   private let started = AsyncCounter()
