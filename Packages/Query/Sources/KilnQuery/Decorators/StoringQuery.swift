@@ -45,7 +45,7 @@ extension Query {
   ///
   /// ```swift
   /// let articles = cache
-  ///   .expiring(validationPolicy: .maxAge(.minutes(5)))
+  ///   .expiring(validationPolicy: .maxAge(.seconds(300)))
   ///   .fallback(network.map(with: Article.init).store(into: cache))
   /// ```
   ///

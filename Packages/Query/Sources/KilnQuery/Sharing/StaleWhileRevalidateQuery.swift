@@ -115,8 +115,8 @@ extension Storage {
   /// ```swift
   /// let feed = cache.staleWhileRevalidate(
   ///   from: network,
-  ///   validationPolicy: .maxAge(.minutes(1)),    // fresh for a minute
-  ///   stalePolicy: .maxAge(.hours(24))           // then served while refreshing, for a day
+  ///   validationPolicy: .maxAge(.seconds(60)),    // fresh for a minute
+  ///   stalePolicy: .maxAge(.seconds(86_400))         // then served while refreshing, for a day
   /// )
   /// ```
   ///
