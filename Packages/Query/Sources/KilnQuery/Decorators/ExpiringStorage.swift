@@ -3,7 +3,7 @@ public import Foundation
 /// A storage that is read only while a validation policy accepts its timestamp
 /// (Bricks' `ExpiringCache`).
 ///
-/// Create one with ``KilnCore/Storage/expiring(validationPolicy:now:)``. It is a storage
+/// Create one with ``Storage/expiring(validationPolicy:now:)``. It is a storage
 /// itself: saving and clearing go straight to the base storage.
 @frozen
 public struct ExpiringStorage<Base: Storage, Policy: ValidationPolicy>: Storage {
@@ -41,7 +41,7 @@ public struct ExpiringStorage<Base: Storage, Policy: ValidationPolicy>: Storage 
   ///
   /// - Throws: ``ExpiringCacheError/expired`` without reading the base storage when the
   ///   policy rejects its timestamp; otherwise whatever the base storage's load throws
-  ///   (``KilnCore/StorageError/empty`` when it is empty).
+  ///   (``StorageError/empty`` when it is empty).
   @inlinable
   public func load() async throws -> Value {
     guard validationPolicy.isValid(timestamp: await base.timestamp, now: now()) else {

@@ -3,7 +3,7 @@ public import Foundation
 /// A query that serves a cached value at once — even a stale one — and refreshes it from a
 /// source in the background, with at most one refresh in flight.
 ///
-/// Create one with ``KilnCore/Storage/staleWhileRevalidate(from:validationPolicy:stalePolicy:now:onRefresh:onSaveError:)``.
+/// Create one with ``Storage/staleWhileRevalidate(from:validationPolicy:stalePolicy:now:onRefresh:onSaveError:)``.
 @frozen
 public struct StaleWhileRevalidateQuery<
   Cache: Storage,
@@ -121,8 +121,8 @@ extension Storage {
   /// ```
   ///
   /// Each load:
-  /// - **fresh** value (``validationPolicy`` accepts its timestamp): returned; no refresh.
-  /// - **stale but usable** (``stalePolicy`` accepts it): returned at once, and a refresh
+  /// - **fresh** value (`validationPolicy` accepts its timestamp): returned; no refresh.
+  /// - **stale but usable** (`stalePolicy` accepts it): returned at once, and a refresh
   ///   starts in the background unless one is already in flight.
   /// - **nothing usable** (empty, too old, or unreadable): the load waits for a refresh —
   ///   joining the one in flight, if any — and returns its value or its failure.
