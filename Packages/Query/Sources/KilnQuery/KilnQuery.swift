@@ -1,5 +1,8 @@
 // KilnQuery — composable query decorators and coordinators (Bricks and beyond).
 //
-// Not implemented yet: see Packages/Query/README.md for what is coming.
+// Decorators are small generic value types returned by extension methods on `Query`
+// (`Decorators/`, `Retry/`, `Sharing/`); coordinators with state are actors
+// (`Coordinators/`). Shared in-flight loads live in `Internal/` (`Flight`, `FlightSlot`,
+// `Race`). Users `import KilnQuery` alone: it re-exports KilnCore.
 
 @_exported public import KilnCore

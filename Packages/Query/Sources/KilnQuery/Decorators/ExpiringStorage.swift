@@ -1,0 +1,91 @@
+public import Foundation
+
+/// A storage that is read only while a validation policy accepts its timestamp
+/// (Bricks' `ExpiringCache`).
+///
+/// Create one with ``Storage/expiring(validationPolicy:now:)``. It is a storage
+/// itself: saving and clearing go straight to the base storage.
+@frozen
+public struct ExpiringStorage<Base: Storage, Policy: ValidationPolicy>: Storage {
+  public typealias Value = Base.Value
+
+  /// The storage read while its value is valid.
+  public let base: Base
+
+  /// Decides whether the base storage's value may be used.
+  public let validationPolicy: Policy
+
+  @usableFromInline
+  let now: @Sendable () -> Date
+
+  @inlinable
+  init(base: Base, validationPolicy: Policy, now: @escaping @Sendable () -> Date) {
+    self.base = base
+    self.validationPolicy = validationPolicy
+    self.now = now
+  }
+
+  /// The base storage's timestamp.
+  @inlinable
+  public var timestamp: Date? {
+    get async { await base.timestamp }
+  }
+
+  /// Whether the base storage's value is valid now.
+  @inlinable
+  public var isValid: Bool {
+    get async { validationPolicy.isValid(timestamp: await base.timestamp, now: now()) }
+  }
+
+  /// Loads the base storage's value if the policy accepts its timestamp.
+  ///
+  /// - Throws: ``ExpiringCacheError/expired`` without reading the base storage when the
+  ///   policy rejects its timestamp; otherwise whatever the base storage's load throws
+  ///   (``StorageError/empty`` when it is empty).
+  @inlinable
+  public func load() async throws -> Value {
+    guard validationPolicy.isValid(timestamp: await base.timestamp, now: now()) else {
+      throw ExpiringCacheError.expired
+    }
+    return try await base.load()
+  }
+
+  /// Saves into the base storage.
+  @inlinable
+  public func save(_ value: Value) async throws {
+    try await base.save(value)
+  }
+
+  /// Clears the base storage.
+  @inlinable
+  public func clear() async throws {
+    try await base.clear()
+  }
+}
+
+extension Storage {
+  /// Reads this storage only while `validationPolicy` accepts its timestamp.
+  ///
+  /// When the policy rejects the timestamp — the value is too old, or there is none — the load
+  /// fails with ``ExpiringCacheError/expired`` **without reading the storage**. Put a
+  /// ``Query/fallback(_:)`` behind it to load fresh data:
+  ///
+  /// ```swift
+  /// let articles = cache
+  ///   .expiring(validationPolicy: .maxAge(.seconds(300)))
+  ///   .fallback(network.map(with: Article.init).store(into: cache))
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - validationPolicy: Decides from the timestamp whether the value may be used:
+  ///     `.maxAge(_:)`, `.alwaysValid`, `.neverValid` or `.custom { }`.
+  ///   - now: The current wall-clock time; inject a fixed or manual date in tests.
+  /// - Returns: A storage that reads this one only while it is valid, and saves into it.
+  @inlinable
+  public func expiring<Policy: ValidationPolicy>(
+    validationPolicy: Policy,
+    now: @escaping @Sendable () -> Date = Date.init
+  ) -> ExpiringStorage<Self, Policy> {
+    ExpiringStorage(base: self, validationPolicy: validationPolicy, now: now)
+  }
+}

@@ -1,0 +1,104 @@
+import _KilnSynchronization
+
+/// One load shared by every caller that joins it while it runs.
+///
+/// The load runs in its own unstructured task, so that cancelling one waiter never cancels
+/// it; it is cancelled only when its last interested waiter is (see ``FlightStateMachine``).
+/// Each waiter first joins (``join()``), then awaits the outcome (``wait(_:)``).
+///
+/// The registries that hand flights out — ``FlightSlot``, ``SharedLoads`` and ``Paginator`` —
+/// join under their own lock, so a caller either joins a flight that has not finished or
+/// finds none and starts the next one: a caller is never left waiting for an outcome that
+/// was already delivered.
+@usableFromInline
+final class Flight<Success: Sendable, Failure: Error>: Sendable {
+  typealias Output = Result<Success, Failure>
+
+  private let state: KilnMutex<FlightStateMachine<Success, Failure>>
+
+  /// Creates a flight that has not started.
+  ///
+  /// - Parameter keepsRunningWithoutWaiters: `true` for a background load that must not be
+  ///   cancelled when the callers who joined it are.
+  init(keepsRunningWithoutWaiters: Bool = false) {
+    state = KilnMutex(FlightStateMachine(keepsRunningWithoutWaiters: keepsRunningWithoutWaiters))
+  }
+
+  /// Whether a new waiter may still join.
+  var isJoinable: Bool {
+    state.withLock { $0.isJoinable }
+  }
+
+  /// The number of callers waiting for the outcome now.
+  var waiterCount: Int {
+    state.withLock { $0.waiterCount }
+  }
+
+  /// Adds a waiter; `nil` when the flight has finished or was abandoned.
+  func join() -> Int? {
+    state.withLock { $0.join() }
+  }
+
+  /// Starts the load in a new task.
+  ///
+  /// - Parameters:
+  ///   - operation: The load. It runs once, in a task that inherits the caller's priority and
+  ///     task-local values.
+  ///   - onFinish: Called after every waiter has been handed the outcome: the registry drops
+  ///     the flight there.
+  func start(
+    _ operation: @escaping @Sendable () async -> Output,
+    onFinish: @escaping @Sendable (Flight) -> Void = { _ in }
+  ) {
+    let task = Task {
+      let outcome = await operation()
+      self.finish(outcome)
+      onFinish(self)
+    }
+    switch state.withLock({ $0.started(task) }) {
+    case .none: break
+    case .cancel(let task): task.cancel()
+    }
+  }
+
+  /// Waits for the outcome as the waiter in `slot`.
+  ///
+  /// When the calling task is cancelled, a `Failure` that can hold a `CancellationError`
+  /// (`any Error`) is returned at once; otherwise the waiter keeps waiting for the outcome,
+  /// which comes soon: when no interested waiter is left, the load itself is cancelled.
+  func wait(_ slot: Int) async -> Output {
+    await withTaskCancellationHandler {
+      await withUnsafeContinuation { (continuation: UnsafeContinuation<Output, Never>) in
+        switch state.withLock({ $0.register(slot, continuation: continuation) }) {
+        case .suspend: break
+        case .resume(let outcome): continuation.resume(returning: outcome)
+        }
+      }
+    } onCancel: {
+      let action = state.withLock { $0.cancel(slot, detachingWith: CancellationError() as? Failure) }
+      if let (continuation, outcome) = action.resume {
+        continuation.resume(returning: outcome)
+      }
+      action.cancelTask?.cancel()
+    }
+  }
+
+  /// Cancels the load whoever waits for it; the flight can no longer be joined. Its waiters
+  /// get whatever the cancelled load returns.
+  func cancel() {
+    state.withLock { $0.abandon() }?.cancel()
+  }
+
+  /// The failure a caller already cancelled gets without joining, when `Failure` can hold a
+  /// `CancellationError`.
+  static var cancellationIfCancelled: Failure? {
+    Task.isCancelled ? CancellationError() as? Failure : nil
+  }
+
+  private func finish(_ outcome: Output) {
+    let continuations = state.withLock { $0.finish(outcome) }
+    for continuation in continuations {
+      continuation.resume(returning: outcome)
+    }
+  }
+}

@@ -1,0 +1,72 @@
+import _KilnSynchronization
+
+/// Holds at most one joinable ``Flight``: the storage behind `serial()` and
+/// `staleWhileRevalidate(...)`.
+///
+/// A caller joins the flight in the slot if it can still be joined, else starts a new one and
+/// puts it in the slot. A finished flight removes itself, so a caller arriving after the
+/// load has finished starts a new load: nothing is cached.
+@usableFromInline
+final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
+  typealias Output = Result<Success, Failure>
+
+  private let current = KilnMutex<Flight<Success, Failure>?>(nil)
+
+  @usableFromInline
+  init() {}
+
+  /// The number of callers waiting for the load in flight; zero when none is.
+  var waiterCount: Int {
+    current.withLock { $0 }?.waiterCount ?? 0
+  }
+
+  /// Whether a load is in flight and can be joined.
+  var isLoading: Bool {
+    current.withLock { $0 }?.isJoinable ?? false
+  }
+
+  /// Joins the load in flight, or starts `operation` as a new one, and waits for its outcome.
+  @usableFromInline
+  func load(
+    _ operation: @escaping @Sendable () async -> Result<Success, Failure>
+  ) async -> Result<Success, Failure> {
+    if let cancellation = Flight<Success, Failure>.cancellationIfCancelled { return .failure(cancellation) }
+    let (flight, slot, isNew) = current.withLock { current in
+      if let flight = current, let slot = flight.join() {
+        return (flight, slot, false)
+      }
+      let flight = Flight<Success, Failure>()
+      current = flight
+      return (flight, flight.join()!, true)
+    }
+    if isNew {
+      flight.start(operation, onFinish: remove)
+    }
+    return await flight.wait(slot)
+  }
+
+  /// Starts `operation` in the background unless a load is already in flight.
+  ///
+  /// The background load is never cancelled by callers who join it and are cancelled.
+  ///
+  /// - Returns: `true` when a new load started.
+  @usableFromInline
+  @discardableResult
+  func startInBackground(_ operation: @escaping @Sendable () async -> Result<Success, Failure>) -> Bool {
+    let flight: Flight<Success, Failure>? = current.withLock { current in
+      if let flight = current, flight.isJoinable { return nil }
+      let flight = Flight<Success, Failure>(keepsRunningWithoutWaiters: true)
+      current = flight
+      return flight
+    }
+    guard let flight else { return false }
+    flight.start(operation, onFinish: remove)
+    return true
+  }
+
+  private func remove(_ flight: Flight<Success, Failure>) {
+    current.withLock { current in
+      if current === flight { current = nil }
+    }
+  }
+}

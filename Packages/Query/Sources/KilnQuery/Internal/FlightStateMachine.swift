@@ -1,0 +1,176 @@
+/// The state of one shared in-flight load: who waits for it, whether it can still be joined,
+/// and its outcome once it has one.
+///
+/// A value type that only decides: every method mutates the state and returns what the caller
+/// (``Flight``) must do outside its lock — resume continuations, cancel the task. It never
+/// resumes or cancels anything itself, so no user code and no continuation runs under a lock.
+///
+/// ## Waiters
+///
+/// Each waiter owns one slot, addressed by its index, and goes through two steps: it *joins*
+/// (``join()``, under the registry's lock, so joining and finding the flight are atomic) and
+/// then *registers* its continuation (``register(_:continuation:)``). Cancellation can strike
+/// between the two, so a slot can be cancelled before it has a continuation.
+///
+/// A cancelled waiter whose `Failure` can hold a `CancellationError` is *detached*: it is
+/// resumed at once with that error and stops counting. One whose `Failure` cannot hold it stays
+/// in its slot and gets the flight's outcome — but stops counting as interested. When no
+/// interested waiter is left, the flight becomes unjoinable and its task is cancelled (unless
+/// it keeps running without waiters, as a background refresh does).
+struct FlightStateMachine<Success: Sendable, Failure: Error> {
+  typealias Output = Result<Success, Failure>
+  typealias Continuation = UnsafeContinuation<Output, Never>
+
+  private enum Slot {
+    /// Joined; the continuation is not registered yet.
+    case joined
+    /// Registered and suspended.
+    case waiting(Continuation)
+    /// Cancelled before registering: resume with this failure when it registers.
+    case detached(Failure)
+    /// Resumed (or about to be): nothing more to do for this slot.
+    case done
+  }
+
+  private var slots: [Slot] = []
+  /// Waiters that have not been cancelled and not been resumed.
+  private(set) var interestedWaiters = 0
+  /// Whether a new waiter may still join.
+  private(set) var isJoinable = true
+  private var outcome: Output?
+  private var task: Task<Void, Never>?
+  private var cancelWhenStarted = false
+  private let keepsRunningWithoutWaiters: Bool
+
+  /// Creates the state of a flight that has not started.
+  ///
+  /// - Parameter keepsRunningWithoutWaiters: `true` for a flight nobody waits for at first
+  ///   (a background refresh): cancelling its waiters never cancels it.
+  init(keepsRunningWithoutWaiters: Bool) {
+    self.keepsRunningWithoutWaiters = keepsRunningWithoutWaiters
+  }
+
+  /// The number of waiters that joined and have not been resumed or detached.
+  var waiterCount: Int {
+    slots.reduce(0) { count, slot in
+      switch slot {
+      case .joined, .waiting: count + 1
+      case .detached, .done: count
+      }
+    }
+  }
+
+  /// Adds a waiter.
+  ///
+  /// - Returns: The waiter's slot, or `nil` when the flight has finished or was abandoned.
+  mutating func join() -> Int? {
+    guard isJoinable else { return nil }
+    slots.append(.joined)
+    interestedWaiters += 1
+    return slots.count - 1
+  }
+
+  enum StartAction {
+    case none
+    case cancel(Task<Void, Never>)
+  }
+
+  /// Records the task running the load.
+  mutating func started(_ task: Task<Void, Never>) -> StartAction {
+    if cancelWhenStarted { return .cancel(task) }
+    if outcome == nil { self.task = task }
+    return .none
+  }
+
+  enum RegisterAction {
+    case suspend
+    case resume(Output)
+  }
+
+  /// Registers the continuation of the waiter in `slot`.
+  mutating func register(_ slot: Int, continuation: Continuation) -> RegisterAction {
+    switch slots[slot] {
+    case .joined:
+      if let outcome {
+        slots[slot] = .done
+        return .resume(outcome)
+      }
+      slots[slot] = .waiting(continuation)
+      return .suspend
+    case .detached(let cancellation):
+      slots[slot] = .done
+      return .resume(.failure(cancellation))
+    case .waiting, .done:
+      preconditionFailure("a flight waiter registered twice")
+    }
+  }
+
+  struct CancelAction {
+    var resume: (Continuation, Output)?
+    var cancelTask: Task<Void, Never>?
+  }
+
+  /// Handles the cancellation of the waiter in `slot`.
+  ///
+  /// - Parameter cancellation: The failure that detaches the waiter, or `nil` when its
+  ///   `Failure` cannot represent cancellation (it then waits for the outcome).
+  mutating func cancel(_ slot: Int, detachingWith cancellation: Failure?) -> CancelAction {
+    var action = CancelAction()
+    switch slots[slot] {
+    case .done, .detached:
+      return action
+    case .joined:
+      if outcome != nil { return action }  // it will find the outcome when it registers
+      if let cancellation { slots[slot] = .detached(cancellation) }
+    case .waiting(let continuation):
+      if let cancellation {
+        slots[slot] = .done
+        action.resume = (continuation, .failure(cancellation))
+      }
+    }
+    interestedWaiters -= 1
+    if interestedWaiters == 0, !keepsRunningWithoutWaiters, isJoinable {
+      isJoinable = false
+      if let task {
+        action.cancelTask = task
+        self.task = nil
+      } else {
+        cancelWhenStarted = true
+      }
+    }
+    return action
+  }
+
+  /// Makes the flight unjoinable and asks for its task to be cancelled, whoever waits for it.
+  ///
+  /// - Returns: The task to cancel, if it has started.
+  mutating func abandon() -> Task<Void, Never>? {
+    guard outcome == nil else { return nil }
+    isJoinable = false
+    guard let task else {
+      cancelWhenStarted = true
+      return nil
+    }
+    self.task = nil
+    return task
+  }
+
+  /// Records the outcome of the load.
+  ///
+  /// - Returns: The continuations to resume with `outcome`.
+  mutating func finish(_ outcome: Output) -> [Continuation] {
+    precondition(self.outcome == nil, "a flight finished twice")
+    self.outcome = outcome
+    isJoinable = false
+    task = nil
+    interestedWaiters = 0
+    var continuations: [Continuation] = []
+    for index in slots.indices {
+      if case .waiting(let continuation) = slots[index] {
+        continuations.append(continuation)
+        slots[index] = .done
+      }
+    }
+    return continuations
+  }
+}

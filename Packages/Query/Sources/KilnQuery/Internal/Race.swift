@@ -1,0 +1,75 @@
+import _KilnSynchronization
+
+/// A one-shot meeting point: the first ``resolve(_:)`` wins, and one waiter gets its value.
+///
+/// The building block of the operators that must return on time even when the work they
+/// started ignores cancellation (`timeout`, `ParallelPriorityLoader`): the work runs in
+/// unstructured tasks registered with ``track(_:)``, the caller waits here, and whatever
+/// resolves first — a result, a timer, the caller's cancellation — ends the wait and cancels
+/// every tracked task.
+final class Race<Value: Sendable>: Sendable {
+  private struct State {
+    var value: Value?
+    var continuation: UnsafeContinuation<Value, Never>?
+    var tasks: [Task<Void, Never>] = []
+  }
+
+  private let state = KilnMutex(State())
+
+  init() {}
+
+  /// Whether the race has been resolved.
+  var isResolved: Bool {
+    state.withLock { $0.value != nil }
+  }
+
+  /// Tracks a task to cancel once the race is resolved (at once if it already is).
+  func track(_ task: Task<Void, Never>) {
+    let resolved = state.withLock { state in
+      if state.value != nil { return true }
+      state.tasks.append(task)
+      return false
+    }
+    if resolved { task.cancel() }
+  }
+
+  /// Resolves the race with `value` unless it already is.
+  ///
+  /// - Returns: `true` when this call resolved it.
+  @discardableResult
+  func resolve(_ value: Value) -> Bool {
+    let outcome: (UnsafeContinuation<Value, Never>?, [Task<Void, Never>])? = state.withLock { state in
+      guard state.value == nil else { return nil }
+      state.value = value
+      defer {
+        state.continuation = nil
+        state.tasks = []
+      }
+      return (state.continuation, state.tasks)
+    }
+    guard let (continuation, tasks) = outcome else { return false }
+    continuation?.resume(returning: value)
+    for task in tasks { task.cancel() }
+    return true
+  }
+
+  /// Waits until the race is resolved; when the waiting task is cancelled first, resolves it
+  /// with `cancelled()`.
+  ///
+  /// - Important: Only one task may wait.
+  func wait(orWhenCancelled cancelled: @escaping @Sendable () -> Value) async -> Value {
+    await withTaskCancellationHandler {
+      await withUnsafeContinuation { (continuation: UnsafeContinuation<Value, Never>) in
+        let value: Value? = state.withLock { state in
+          if let value = state.value { return value }
+          precondition(state.continuation == nil, "only one task may wait for a race")
+          state.continuation = continuation
+          return nil
+        }
+        if let value { continuation.resume(returning: value) }
+      }
+    } onCancel: {
+      resolve(cancelled())
+    }
+  }
+}

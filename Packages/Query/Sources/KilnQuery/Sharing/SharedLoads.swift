@@ -1,0 +1,108 @@
+import _KilnSynchronization
+
+/// A registry of loads in flight by key: single flight across many queries.
+///
+/// Every query decorated with ``Query/shared(by:in:)`` and the same registry and key joins the
+/// load already in flight for that key instead of starting its own. Share one registry between
+/// the places that load the same resources — a repository, a view model per screen, a network
+/// layer:
+///
+/// ```swift
+/// let loads = SharedLoads<Int>()
+///
+/// func article(_ id: Int) -> some Query<Article, any Error> {
+///   ArticleQuery(id: id).shared(by: id, in: loads)
+/// }
+///
+/// async let first = article(7).load()
+/// async let second = article(7).load()    // joins the first request
+/// let (a, b) = try await (first, second)
+/// ```
+///
+/// Loads of one key with different `Success` or `Failure` types never share: the registry
+/// keys each flight by the key *and* by its result type.
+///
+/// Nothing is cached: once a load finishes, the next caller for its key starts a new one.
+/// A load in flight is cancelled only when every caller waiting for it has been cancelled.
+///
+/// - Important: All queries that use one key must load the same resource: the registry cannot
+///   tell two different queries apart, and a caller may get the result of a query built by
+///   another caller with the same key.
+public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
+  private struct FlightKey: Hashable, Sendable {
+    let key: Key
+    let output: ObjectIdentifier
+  }
+
+  private let flights = KilnMutex<[FlightKey: any Sendable & AnyObject]>([:])
+
+  /// Creates an empty registry.
+  public init() {}
+
+  /// The number of loads in flight now, across all keys.
+  public var inFlightCount: Int {
+    flights.withLock { $0.count }
+  }
+
+  /// Whether a load of `key` is in flight now.
+  ///
+  /// - Parameter key: The key to look up.
+  /// - Returns: `true` from the moment a caller starts a load of `key` until it finishes.
+  public func isLoading(_ key: Key) -> Bool {
+    flights.withLock { flights in flights.keys.contains { $0.key == key } }
+  }
+
+  /// Joins the load of `key` in flight, or starts `query` as a new one, and returns its
+  /// outcome.
+  ///
+  /// Most code uses ``Query/shared(by:in:)`` instead.
+  ///
+  /// - Parameters:
+  ///   - key: What the load is for.
+  ///   - query: The query to run when no load of `key` with the same result type is in flight.
+  /// - Returns: The value loaded by the flight this call joined.
+  /// - Throws: The flight's failure; `CancellationError` when `Failure` can hold it and this
+  ///   caller's task is cancelled.
+  public func load<Upstream: Query>(
+    _ key: Key,
+    using query: Upstream
+  ) async throws(Upstream.Failure) -> Upstream.Success {
+    try await outcome(for: key, using: query).get()
+  }
+
+  /// The number of callers waiting for the load of `key` (with the given result type) now.
+  func waiterCount<Success: Sendable, Failure: Error>(_ key: Key, _: Result<Success, Failure>.Type) -> Int {
+    let flight = flights.withLock { flights in
+      flights[FlightKey(key: key, output: ObjectIdentifier(Result<Success, Failure>.self))]
+    }
+    return (flight as? Flight<Success, Failure>)?.waiterCount ?? 0
+  }
+
+  @usableFromInline
+  func outcome<Upstream: Query>(
+    for key: Key,
+    using query: Upstream
+  ) async -> Result<Upstream.Success, Upstream.Failure> {
+    typealias SharedFlight = Flight<Upstream.Success, Upstream.Failure>
+    if let cancellation = SharedFlight.cancellationIfCancelled { return .failure(cancellation) }
+    let flightKey = FlightKey(key: key, output: ObjectIdentifier(Result<Upstream.Success, Upstream.Failure>.self))
+    let (flight, slot, isNew) = flights.withLock { flights in
+      if let flight = flights[flightKey] as? SharedFlight, let slot = flight.join() {
+        return (flight, slot, false)
+      }
+      let flight = SharedFlight()
+      flights[flightKey] = flight
+      return (flight, flight.join()!, true)
+    }
+    if isNew {
+      flight.start({ await query.result() }, onFinish: { [self] flight in remove(flight, for: flightKey) })
+    }
+    return await flight.wait(slot)
+  }
+
+  private func remove(_ flight: AnyObject, for key: FlightKey) {
+    flights.withLock { flights in
+      if flights[key] === flight { flights[key] = nil }
+    }
+  }
+}

@@ -1,1 +1,0 @@
-// Tests for KilnQuery arrive with its implementation (see Packages/Query/README.md).

@@ -1,0 +1,158 @@
+import KilnTesting
+import Testing
+
+@testable import KilnQuery
+
+@Suite("serial()", .timeLimit(.minutes(1)))
+struct SerialQueryTests {
+  @Test("10,000 concurrent loads cause one underlying load and all receive its value")
+  func tenThousandCallersShareOneLoad() async throws {
+    let spy = SpyQuery<Int, any Error> { .success($0) }
+    spy.hold()
+    let query = spy.serial()
+    let callers = 10_000
+
+    try await withThrowingTaskGroup(of: Int.self) { group in
+      for _ in 0..<callers {
+        group.addTask { try await query.load() }
+      }
+      await eventually { query.waiterCount == callers }
+      #expect(query.isLoading)
+      spy.release()
+
+      var values: [Int: Int] = [:]
+      for try await value in group { values[value, default: 0] += 1 }
+      #expect(values == [1: callers])
+    }
+    #expect(spy.loadCount == 1)
+    #expect(!query.isLoading)
+  }
+
+  @Test("a load that starts after completion starts a new load")
+  func newLoadAfterCompletion() async throws {
+    let spy = SpyQuery<Int, any Error> { .success($0) }
+    let query = spy.serial()
+    #expect(try await query.load() == 1)
+    #expect(try await query.load() == 2)
+    #expect(spy.loadCount == 2)
+  }
+
+  @Test("a failure is shared too, and is not kept for later loads")
+  func failureShared() async throws {
+    let spy = SpyQuery<Int, APIError>(results: [.failure(.offline), .success(5)])
+    spy.hold()
+    let query = spy.serial()
+    let first = Task { await query.result() }
+    let second = Task { await query.result() }
+    await eventually { query.waiterCount == 2 }
+    spy.release()
+
+    #expect(await first.value == .failure(.offline))
+    #expect(await second.value == .failure(.offline))
+    #expect(await query.result() == .success(5))
+    #expect(spy.loadCount == 2)
+  }
+
+  @Test("cancelling some waiters does not cancel the shared load")
+  func cancelSomeWaiters() async throws {
+    let spy = SpyQuery<Int, any Error>(.success(7))
+    spy.hold()
+    let query = spy.serial()
+    let waiters = (0..<3).map { _ in Task { try await query.load() } }
+    await eventually { query.waiterCount == 3 }
+
+    waiters[0].cancel()
+    waiters[1].cancel()
+    // The cancelled callers return at once, while the load is still held.
+    await #expect(throws: CancellationError.self) { try await waiters[0].value }
+    await #expect(throws: CancellationError.self) { try await waiters[1].value }
+    #expect(spy.inFlightCount == 1)
+    #expect(query.waiterCount == 1)
+
+    spy.release()
+    #expect(try await waiters[2].value == 7)
+    #expect(spy.cancelledCount == 0)
+    #expect(spy.loadCount == 1)
+  }
+
+  @Test("cancelling all waiters cancels the shared load")
+  func cancelAllWaiters() async {
+    let spy = SpyQuery<Int, any Error>(.success(7))
+    spy.hold()
+    let query = spy.serial()
+    let waiters = (0..<3).map { _ in Task { try await query.load() } }
+    await eventually { query.waiterCount == 3 }
+
+    for waiter in waiters { waiter.cancel() }
+    for waiter in waiters {
+      await #expect(throws: CancellationError.self) { try await waiter.value }
+    }
+    await spy.waitForCompletions(1)
+    #expect(spy.cancelledCount == 1)
+  }
+
+  @Test("after every waiter gave up, the next caller starts a fresh load")
+  func freshLoadAfterAbandon() async throws {
+    let spy = SpyQuery<Int, any Error> { .success($0) }
+    spy.hold()
+    let query = spy.serial()
+    let abandoned = Task { try await query.load() }
+    await eventually { query.waiterCount == 1 }
+    abandoned.cancel()
+    await #expect(throws: CancellationError.self) { try await abandoned.value }
+
+    spy.release()
+    #expect(try await query.load() == 2)
+    #expect(spy.loadCount == 2)
+  }
+
+  @Test("a typed waiter that is cancelled still gets the outcome; all cancelled cancels the load")
+  func typedCancellation() async {
+    // `APIError` cannot hold a CancellationError: the waiters get what the cancelled load
+    // returns (the spy returns its scripted value when cancelled while held).
+    let spy = SpyQuery<Int, APIError>(.success(3))
+    spy.hold()
+    let query = spy.serial()
+    let first = Task { await query.result() }
+    let second = Task { await query.result() }
+    await eventually { query.waiterCount == 2 }
+
+    first.cancel()
+    #expect(spy.cancelledCount == 0)  // one interested waiter left: the load goes on
+    second.cancel()
+    #expect(await first.value == .success(3))
+    #expect(await second.value == .success(3))
+    #expect(spy.cancelledCount == 1)
+  }
+
+  @Test("a caller cancelled before it calls gets CancellationError and starts nothing")
+  func cancelledBeforeJoining() async {
+    let spy = SpyQuery<Int, any Error>(.success(1))
+    let query = spy.serial()
+    let load = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      return try await query.load()
+    }
+    await #expect(throws: CancellationError.self) { try await load.value }
+    #expect(!query.isLoading)
+    #expect(spy.loadCount == 0)
+  }
+
+  @Test("copies share their loads; separate serial() calls do not")
+  func copiesShare() async throws {
+    let spy = SpyQuery<Int, any Error> { .success($0) }
+    spy.hold()
+    let query = spy.serial()
+    let copy = query
+    let other = spy.serial()
+    let a = Task { try await query.load() }
+    let b = Task { try await copy.load() }
+    let c = Task { try await other.load() }
+    await eventually { query.waiterCount == 2 && other.waiterCount == 1 }
+    spy.release()
+    let values = [try await a.value, try await b.value, try await c.value]
+    #expect(values[0] == values[1])
+    #expect(values[2] != values[0])
+    #expect(spy.loadCount == 2)
+  }
+}

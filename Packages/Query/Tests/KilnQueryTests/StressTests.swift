@@ -1,0 +1,202 @@
+import KilnTesting
+import Testing
+
+@testable import KilnQuery
+
+/// Thousands of randomized concurrent operations through the stateful operators, checking
+/// invariants that any interleaving must keep. They run under Thread Sanitizer in CI.
+@Suite("Stress", .timeLimit(.minutes(1)))
+struct StressTests {
+  private enum Outcome: Sendable {
+    case value(Int)
+    case cancelled
+    case other(String)
+  }
+
+  /// Yields a random number of times: shuffles the interleavings.
+  private static func yield(upTo limit: Int, _ random: inout SplitMix64) async {
+    for _ in 0..<Int.random(in: 0...limit, using: &random) { await Task.yield() }
+  }
+
+  private static func outcome(_ body: () async throws -> Int) async -> Outcome {
+    do {
+      return .value(try await body())
+    } catch is CancellationError {
+      return .cancelled
+    } catch {
+      return .other("\(error)")
+    }
+  }
+
+  @Test("serial(): 3,000 callers in small random groups, some cancelled, only ever get a shared load's value")
+  func serial() async {
+    let seed = UInt64.random(in: 0...UInt64.max)
+    var random = SplitMix64(seed: seed)
+    let spy = SpyQuery<Int, any Error> { .success($0) }
+    let upstream = AnyQuery<Int, any Error> {
+      let value = try await spy.load()
+      for _ in 0..<Int.random(in: 0...4) { await Task.yield() }
+      // A shared load cancelled while someone still waits for it would surface here.
+      try Task.checkCancellation()
+      return value
+    }
+    let query = upstream.serial()
+
+    // Small groups make every transition frequent: a flight with one waiter, with all of
+    // them cancelled, with all but one cancelled, a new flight while an abandoned one ends…
+    var outcomes: [(cancelled: Bool, outcome: Outcome)] = []
+    while outcomes.count < 3_000 {
+      let size = Int.random(in: 1...8, using: &random)
+      let plans = (0..<size).map { _ in
+        (
+          delay: Int.random(in: 0...3, using: &random),
+          cancels: Int.random(in: 0..<100, using: &random) < 30,
+          cancelDelay: Int.random(in: 0...3, using: &random)
+        )
+      }
+      let group = await withTaskGroup(of: (Bool, Outcome).self) { group in
+        for plan in plans {
+          group.addTask {
+            for _ in 0..<plan.delay { await Task.yield() }
+            let load = Task { await Self.outcome { try await query.load() } }
+            if plan.cancels {
+              for _ in 0..<plan.cancelDelay { await Task.yield() }
+              load.cancel()
+            }
+            return (plan.cancels, await load.value)
+          }
+        }
+        var outcomes: [(Bool, Outcome)] = []
+        for await outcome in group { outcomes.append(outcome) }
+        return outcomes
+      }
+      outcomes += group.map { (cancelled: $0.0, outcome: $0.1) }
+    }
+
+    let loads = spy.loadCount
+    #expect(loads >= 1 && loads <= outcomes.count, "seed \(seed)")
+    for (cancelled, outcome) in outcomes {
+      switch outcome {
+      case .value(let value):
+        #expect(value >= 1 && value <= loads, "seed \(seed): value \(value) from none of the \(loads) loads")
+      case .cancelled:
+        #expect(cancelled, "seed \(seed): a caller that was not cancelled got CancellationError")
+      case .other(let error):
+        Issue.record("seed \(seed): unexpected \(error)")
+      }
+    }
+    await eventually { !query.isLoading }
+    #expect(query.waiterCount == 0)
+  }
+
+  @Test("shared(by:): 3,000 callers over 4 keys, some cancelled, never get another key's value")
+  func sharedByKey() async {
+    let seed = UInt64.random(in: 0...UInt64.max)
+    var random = SplitMix64(seed: seed)
+    let loads = SharedLoads<Int>()
+    let keys = 4
+    let spies = (0..<keys).map { key in SpyQuery<Int, any Error> { .success(key * 1_000_000 + $0) } }
+    let queries = (0..<keys).map { key in
+      AnyQuery<Int, any Error> {
+        let value = try await spies[key].load()
+        for _ in 0..<Int.random(in: 0...4) { await Task.yield() }
+        try Task.checkCancellation()
+        return value
+      }.shared(by: key, in: loads)
+    }
+
+    var outcomes: [(key: Int, cancelled: Bool, outcome: Outcome)] = []
+    while outcomes.count < 3_000 {
+      let size = Int.random(in: 1...12, using: &random)
+      let plans = (0..<size).map { _ in
+        (
+          key: Int.random(in: 0..<keys, using: &random),
+          delay: Int.random(in: 0...3, using: &random),
+          cancels: Int.random(in: 0..<100, using: &random) < 30
+        )
+      }
+      let group = await withTaskGroup(of: (Int, Bool, Outcome).self) { group in
+        for plan in plans {
+          let query = queries[plan.key]
+          group.addTask {
+            for _ in 0..<plan.delay { await Task.yield() }
+            let load = Task { await Self.outcome { try await query.load() } }
+            if plan.cancels {
+              await Task.yield()
+              load.cancel()
+            }
+            return (plan.key, plan.cancels, await load.value)
+          }
+        }
+        var outcomes: [(Int, Bool, Outcome)] = []
+        for await outcome in group { outcomes.append(outcome) }
+        return outcomes
+      }
+      outcomes += group.map { (key: $0.0, cancelled: $0.1, outcome: $0.2) }
+    }
+
+    for (key, cancelled, outcome) in outcomes {
+      switch outcome {
+      case .value(let value):
+        #expect(value / 1_000_000 == key, "seed \(seed): key \(key) got \(value)")
+        #expect(value % 1_000_000 <= spies[key].loadCount, "seed \(seed)")
+      case .cancelled:
+        #expect(cancelled, "seed \(seed): a caller that was not cancelled got CancellationError")
+      case .other(let error):
+        Issue.record("seed \(seed): unexpected \(error)")
+      }
+    }
+    #expect(spies.map(\.loadCount).reduce(0, +) <= outcomes.count, "seed \(seed)")
+    await eventually { loads.inFlightCount == 0 }
+  }
+
+  @Test("Paginator: 2,000 random load, loadMore and reset calls always see whole pages in order")
+  func paginator() async {
+    let seed = UInt64.random(in: 0...UInt64.max)
+    let pageSize = 10
+    let lastPage = 40
+    let paginator = Paginator { page in
+      AnyQuery<[Int], any Error> {
+        await Task.yield()
+        if Int.random(in: 0..<10) == 0 { throw TestError("flaky") }
+        return page < lastPage ? Array(page * pageSize..<(page + 1) * pageSize) : []
+      }
+    }
+    /// Whole pages from page 0, in order: what `data` must always be.
+    @Sendable func isWholePages(_ data: [Int]) -> Bool {
+      data == Array(0..<data.count) && data.count % pageSize == 0
+    }
+
+    let failures = await withTaskGroup(of: String?.self) { group in
+      for index in 0..<2_000 {
+        var random = SplitMix64(seed: seed &+ UInt64(index))
+        let operation = Int.random(in: 0..<100, using: &random)
+        group.addTask {
+          await Self.yield(upTo: 2, &random)
+          if operation < 3 {
+            await paginator.reset()
+            return nil
+          }
+          do {
+            let data = operation < 30 ? try await paginator.load() : try await paginator.loadMore()
+            return isWholePages(data) ? nil : "returned \(data.count) elements out of order"
+          } catch {
+            return error is TestError ? nil : "unexpected \(error)"
+          }
+        }
+      }
+      var failures: [String] = []
+      for await failure in group { if let failure { failures.append(failure) } }
+      return failures
+    }
+
+    #expect(failures.isEmpty, "seed \(seed): \(failures.prefix(3))")
+    await eventually { await !paginator.isLoading }
+    let data = await paginator.data
+    #expect(isWholePages(data), "seed \(seed)")
+    #expect(await paginator.nextPage == data.count / pageSize, "seed \(seed)")
+    if await !paginator.hasMore {
+      #expect(data.count == lastPage * pageSize, "seed \(seed)")
+    }
+  }
+}

@@ -1,0 +1,76 @@
+import KilnQuery
+import KilnTesting
+
+/// A typed failure for the tests that check error types survive a pipeline.
+enum APIError: Error, Hashable {
+  case offline
+  case status(Int)
+  case decoding
+}
+
+/// A named query with a typed failure: functions, unlike closure literals, can throw a
+/// concrete type without annotations.
+struct TypedQuery: Query {
+  let outcome: Result<Int, APIError>
+
+  func load() async throws(APIError) -> Int {
+    try outcome.get()
+  }
+}
+
+/// Suspends until `condition` holds, yielding between checks; never sleeps. A condition that
+/// never holds ends at the suite's time limit.
+func eventually(_ condition: @Sendable () async -> Bool) async {
+  while await !condition() {
+    await Task.yield()
+  }
+}
+
+/// The outcome of `body` as a `Result` keeping its typed failure. Annotate the closure:
+/// `outcome { () async throws(APIError) in try await ... }`.
+func outcome<Value, Failure: Error>(
+  _ body: () async throws(Failure) -> Value
+) async -> Result<Value, Failure> {
+  do throws(Failure) {
+    return .success(try await body())
+  } catch {
+    return .failure(error)
+  }
+}
+
+/// A query that ignores cancellation: its loads return only once the test calls `finish()`.
+final class StubbornQuery: Query, Sendable {
+  private let started = AsyncCounter()
+  private let released = AsyncCounter()
+  private let value: Int
+
+  init(value: Int) {
+    self.value = value
+  }
+
+  var loadCount: Int { started.value }
+
+  func waitForLoads(_ count: Int) async {
+    await started.wait(untilAtLeast: count)
+  }
+
+  /// Lets every load, current and future, return.
+  func finish() {
+    released.increment()
+  }
+
+  func load() async -> Int {
+    started.increment()
+    // An unstructured task is not cancelled with its awaiting caller: the wait outlives it.
+    await Task { [released] in await released.wait(untilAtLeast: 1) }.value
+    return value
+  }
+}
+
+extension Result {
+  /// The failure, or `nil` for a success.
+  var failure: Failure? {
+    if case .failure(let failure) = self { return failure }
+    return nil
+  }
+}
