@@ -8,9 +8,12 @@
 // is compiled with `-DKILN_TSAN` (what `Scripts/tsan.sh` and `.ci/run` pass). Without the
 // flag the annotations compile away and `KilnMutex` is exactly `Mutex`.
 //
-// `package` access: usable by every Kiln module, invisible to Kiln's users.
+// `package` access (and `@usableFromInline`, so Kiln's inlinable code can use it): usable
+// by every Kiln module, invisible to Kiln's users.
 
-package import Synchronization
+// Public so that Kiln's @inlinable code in other modules can be specialized through
+// KilnMutex; KilnMutex itself stays `package`.
+public import Synchronization
 
 #if KILN_TSAN
   @usableFromInline
@@ -27,6 +30,7 @@ package import Synchronization
 ///
 /// Keep critical sections tiny: never `await`, never call user closures inside one.
 @frozen
+@usableFromInline
 package struct KilnMutex<Value: ~Copyable>: ~Copyable, Sendable {
   @usableFromInline
   let mutex: Mutex<Value>

@@ -105,6 +105,15 @@ struct DurationTimeIntervalTests {
     #expect(abs(duration.timeInterval - seconds) < 1e-15)
   }
 
+  @Test("minutes and hours, whole and fractional")
+  func minutesAndHours() {
+    #expect(Duration.minutes(5) == .seconds(300))
+    #expect(Duration.minutes(1.5) == .seconds(90))
+    #expect(Duration.hours(2) == .seconds(7_200))
+    #expect(Duration.hours(0.25) == .seconds(900))
+    #expect(MaxAgeValidationPolicy.maxAge(.minutes(5)).maxAge == .seconds(300))
+  }
+
   @Test("seconds convert to a duration")
   func fromTimeInterval() {
     #expect(Duration(timeInterval: 1.5) == .milliseconds(1_500))

@@ -20,3 +20,29 @@ extension Duration {
     self = .seconds(timeInterval)
   }
 }
+
+extension Duration {
+  /// A duration of `minutes` minutes: `.maxAge(.minutes(5))`.
+  @inlinable
+  public static func minutes<T: BinaryInteger>(_ minutes: T) -> Duration {
+    .seconds(minutes * 60)
+  }
+
+  /// A duration of `minutes` minutes, which may be fractional: `.minutes(1.5)`.
+  @inlinable
+  public static func minutes(_ minutes: Double) -> Duration {
+    .seconds(minutes * 60)
+  }
+
+  /// A duration of `hours` hours: `entryLifetime: .hours(1)`.
+  @inlinable
+  public static func hours<T: BinaryInteger>(_ hours: T) -> Duration {
+    .seconds(hours * 3_600)
+  }
+
+  /// A duration of `hours` hours, which may be fractional: `.hours(0.5)`.
+  @inlinable
+  public static func hours(_ hours: Double) -> Duration {
+    .seconds(hours * 3_600)
+  }
+}
