@@ -1,6 +1,6 @@
 /// A query to load with a ``ParallelPriorityLoader``, and how much it matters.
 ///
-/// Make one with ``Query/prioritized(_:)``:
+/// Make one with ``KilnCore/Query/prioritized(_:)``:
 ///
 /// ```swift
 /// let items = [

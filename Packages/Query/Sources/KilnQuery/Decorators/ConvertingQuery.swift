@@ -1,6 +1,6 @@
 /// A query that transforms its upstream's whole outcome (Bricks' `Converter`).
 ///
-/// Create one with ``Query/convert(map:)``.
+/// Create one with ``KilnCore/Query/convert(map:)``.
 @frozen
 public struct ConvertingQuery<Upstream: Query, Success: Sendable, Failure: Error>: Query {
   /// The query whose outcome is transformed.

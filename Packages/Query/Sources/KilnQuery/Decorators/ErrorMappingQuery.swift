@@ -1,6 +1,6 @@
 /// A query that transforms its upstream's failure.
 ///
-/// Create one with ``Query/mapError(_:)``.
+/// Create one with ``KilnCore/Query/mapError(_:)``.
 @frozen
 public struct ErrorMappingQuery<Upstream: Query, Failure: Error>: Query {
   public typealias Success = Upstream.Success

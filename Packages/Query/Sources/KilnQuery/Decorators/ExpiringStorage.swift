@@ -3,7 +3,7 @@ public import Foundation
 /// A storage that is read only while a validation policy accepts its timestamp
 /// (Bricks' `ExpiringCache`).
 ///
-/// Create one with ``Storage/expiring(validationPolicy:now:)``. It is a storage
+/// Create one with ``KilnCore/Storage/expiring(validationPolicy:now:)``. It is a storage
 /// itself: saving and clearing go straight to the base storage.
 @frozen
 public struct ExpiringStorage<Base: Storage, Policy: ValidationPolicy>: Storage {
@@ -41,7 +41,7 @@ public struct ExpiringStorage<Base: Storage, Policy: ValidationPolicy>: Storage 
   ///
   /// - Throws: ``ExpiringCacheError/expired`` without reading the base storage when the
   ///   policy rejects its timestamp; otherwise whatever the base storage's load throws
-  ///   (``StorageError/empty`` when it is empty).
+  ///   (`StorageError/empty` when it is empty).
   @inlinable
   public func load() async throws -> Value {
     guard validationPolicy.isValid(timestamp: await base.timestamp, now: now()) else {
@@ -68,7 +68,7 @@ extension Storage {
   ///
   /// When the policy rejects the timestamp — the value is too old, or there is none — the load
   /// fails with ``ExpiringCacheError/expired`` **without reading the storage**. Put a
-  /// ``Query/fallback(_:)`` behind it to load fresh data:
+  /// ``KilnCore/Query/fallback(_:)`` behind it to load fresh data:
   ///
   /// ```swift
   /// let articles = cache

@@ -1,7 +1,7 @@
 /// A query that loads a secondary query when its primary fails, and reports the
 /// **secondary's** failure when both fail.
 ///
-/// Create one with ``Query/fallback(_:)``.
+/// Create one with ``KilnCore/Query/fallback(_:)``.
 @frozen
 public struct FallbackQuery<Primary: Query, Secondary: Query>: Query where Secondary.Success == Primary.Success {
   public typealias Success = Primary.Success

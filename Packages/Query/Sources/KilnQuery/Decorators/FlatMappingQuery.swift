@@ -1,6 +1,6 @@
 /// A query that loads a second query built from its upstream's value.
 ///
-/// Create one with ``Query/flatMap(_:)``.
+/// Create one with ``KilnCore/Query/flatMap(_:)``.
 @frozen
 public struct FlatMappingQuery<Upstream: Query, Next: Query>: Query where Next.Failure == Upstream.Failure {
   public typealias Success = Next.Success

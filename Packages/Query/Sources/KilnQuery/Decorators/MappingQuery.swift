@@ -1,6 +1,6 @@
 /// A query that transforms its upstream's value.
 ///
-/// Create one with ``Query/map(_:)``.
+/// Create one with ``KilnCore/Query/map(_:)``.
 @frozen
 public struct MappingQuery<Upstream: Query, Success: Sendable>: Query {
   public typealias Failure = Upstream.Failure

@@ -1,7 +1,7 @@
 /// A query that runs a side effect with each outcome of its upstream, then passes the outcome
 /// on unchanged.
 ///
-/// Create one with ``Query/notify(onSuccess:onFailure:)``.
+/// Create one with ``KilnCore/Query/notify(onSuccess:onFailure:)``.
 @frozen
 public struct NotifyingQuery<Upstream: Query>: Query {
   public typealias Success = Upstream.Success

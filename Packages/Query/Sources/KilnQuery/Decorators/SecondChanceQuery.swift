@@ -1,7 +1,7 @@
 /// A query that loads a secondary query when its primary fails, and reports the
 /// **primary's** failure when both fail.
 ///
-/// Create one with ``Query/secondChance(_:)``.
+/// Create one with ``KilnCore/Query/secondChance(_:)``.
 @frozen
 public struct SecondChanceQuery<Primary: Query, Secondary: Query>: Query
 where Secondary.Success == Primary.Success {

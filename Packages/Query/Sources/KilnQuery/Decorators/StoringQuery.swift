@@ -1,8 +1,8 @@
 /// A query that saves each value its upstream loads into a storage, then returns it
 /// unchanged (Bricks' `StoringQuery`).
 ///
-/// Create one with ``Query/store(into:onSaveError:)`` or
-/// ``Query/store(into:forKey:onSaveError:)``.
+/// Create one with ``KilnCore/Query/store(into:onSaveError:)`` or
+/// ``KilnCore/Query/store(into:forKey:onSaveError:)``.
 @frozen
 public struct StoringQuery<Upstream: Query, Target: Storage>: Query where Target.Value == Upstream.Success {
   public typealias Success = Upstream.Success

@@ -1,7 +1,7 @@
 /// A query that loads two queries at the same time and delivers both outcomes together
 /// (Bricks' `Synchronizer`).
 ///
-/// Create one with ``Query/synchronize(with:)``.
+/// Create one with ``KilnCore/Query/synchronize(with:)``.
 @frozen
 public struct SynchronizingQuery<First: Query, Second: Query>: Query {
   public typealias Success = (Result<First.Success, First.Failure>, Result<Second.Success, Second.Failure>)

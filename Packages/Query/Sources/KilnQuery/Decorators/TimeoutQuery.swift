@@ -1,7 +1,7 @@
 /// A query that fails with ``QueryTimeoutError/timedOut(after:)`` when its upstream does not
 /// finish in time.
 ///
-/// Create one with ``Query/timeout(_:clock:)``.
+/// Create one with ``KilnCore/Query/timeout(_:clock:)``.
 @frozen
 public struct TimeoutQuery<Upstream: Query>: Query {
   public typealias Success = Upstream.Success

@@ -16,7 +16,7 @@
 /// ```
 ///
 /// The policy is a plain value: ``delay(after:attempt:)`` and ``allowsRetry(after:attempt:)``
-/// answer for one failure, so any retry loop — ``Query/retry(_:clock:onRetry:)`` or a network
+/// answer for one failure, so any retry loop — ``KilnCore/Query/retry(_:clock:onRetry:)`` or a network
 /// handler's own — can use it.
 public struct RetryPolicy<Failure: Error>: Sendable {
   /// The most attempts in all, the first one included; at least 1.

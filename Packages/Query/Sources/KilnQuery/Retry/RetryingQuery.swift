@@ -1,6 +1,6 @@
 /// A query that tries its upstream again after a failure, as a ``RetryPolicy`` says.
 ///
-/// Create one with ``Query/retry(_:clock:onRetry:)``.
+/// Create one with ``KilnCore/Query/retry(_:clock:onRetry:)``.
 @frozen
 public struct RetryingQuery<Upstream: Query>: Query {
   public typealias Success = Upstream.Success

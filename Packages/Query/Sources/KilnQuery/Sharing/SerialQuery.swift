@@ -1,6 +1,6 @@
 /// A query whose concurrent loads share one load of its upstream.
 ///
-/// Create one with ``Query/serial()``.
+/// Create one with ``KilnCore/Query/serial()``.
 @frozen
 public struct SerialQuery<Upstream: Query>: Query {
   public typealias Success = Upstream.Success

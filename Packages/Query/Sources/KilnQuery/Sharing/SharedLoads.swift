@@ -2,7 +2,7 @@ import _KilnSynchronization
 
 /// A registry of loads in flight by key: single flight across many queries.
 ///
-/// Every query decorated with ``Query/shared(by:in:)`` and the same registry and key joins the
+/// Every query decorated with ``KilnCore/Query/shared(by:in:)`` and the same registry and key joins the
 /// load already in flight for that key instead of starting its own. Share one registry between
 /// the places that load the same resources — a repository, a view model per screen, a network
 /// layer:
@@ -55,7 +55,7 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
   /// Joins the load of `key` in flight, or starts `query` as a new one, and returns its
   /// outcome.
   ///
-  /// Most code uses ``Query/shared(by:in:)`` instead.
+  /// Most code uses ``KilnCore/Query/shared(by:in:)`` instead.
   ///
   /// - Parameters:
   ///   - key: What the load is for.

@@ -1,7 +1,7 @@
 /// A query whose loads join the load of the same key already in flight in a ``SharedLoads``
 /// registry.
 ///
-/// Create one with ``Query/shared(by:in:)``.
+/// Create one with ``KilnCore/Query/shared(by:in:)``.
 @frozen
 public struct SharedQuery<Upstream: Query, Key: Hashable & Sendable>: Query {
   public typealias Success = Upstream.Success

@@ -3,7 +3,7 @@ public import Foundation
 /// A query that serves a cached value at once — even a stale one — and refreshes it from a
 /// source in the background, with at most one refresh in flight.
 ///
-/// Create one with ``Storage/staleWhileRevalidate(from:validationPolicy:stalePolicy:now:onRefresh:onSaveError:)``.
+/// Create one with ``KilnCore/Storage/staleWhileRevalidate(from:validationPolicy:stalePolicy:now:onRefresh:onSaveError:)``.
 @frozen
 public struct StaleWhileRevalidateQuery<
   Cache: Storage,
