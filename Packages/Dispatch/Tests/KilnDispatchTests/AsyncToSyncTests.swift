@@ -101,6 +101,21 @@ struct AsyncToSyncTests {
     #expect(results?.4 == 1 && results?.5 == "two" && results?.6 == 3.0 && results?.7 == true)
   }
 
+  @Test("Every operator returns into a typed context: a declared type, a return value, an argument")
+  func typedContexts() async {
+    let target = QueueProbe.serialQueue("target")
+    @Sendable func viaReturn() -> Int { <<~{ Callee.one(4, $0) } }
+    @Sendable func sum(_ values: Int...) -> Int { values.reduce(0, +) }
+    let total = await run(on: QueueProbe.serialQueue("caller")) { () -> Int in
+      let a: Int = <<-{ Callee.one(1, $0) }
+      let b: Int = <<+{ Callee.one(2, $0) }
+      let c: Int = <<~{ Callee.one(3, $0) }
+      let d: Int = <<~target ~~~ { Callee.one(5, $0) }
+      return sum(a, b, c, viaReturn(), d, <<~{ Callee.one(6, $0) })
+    }
+    #expect(total == 21)
+  }
+
   // MARK: - Where the operation runs
 
   @Test("<<- starts the operation at once, on the calling queue")

@@ -87,6 +87,29 @@ public prefix func <<~ <each Value: Sendable>(
   DispatchQueue.global() ~~~ operation
 }
 
+/// Calls an asynchronous function whose completion handler takes one argument on the
+/// global concurrent queue, and blocks until it calls the handler, then returns the
+/// argument.
+///
+/// ```swift
+/// let saved: Bool = <<~{ saveUser(completionHandler: $0) }
+/// ```
+///
+/// The one-argument case of `<<~`, spelled out because Swift 6.3 fails to match a
+/// one-element parameter pack to a contextual type ("cannot convert Int to Int") when
+/// `<<~` is also overloaded for queues. It behaves exactly like the general form.
+///
+/// - Parameter operation: Starts the asynchronous work and passes it the completion
+///   handler; runs on `DispatchQueue.global()`.
+/// - Returns: The argument of the first call to the handler.
+/// - Important: Blocks the calling thread until the handler is called, as `<<-` does.
+@discardableResult
+public prefix func <<~ <Value: Sendable>(
+  _ operation: @escaping @Sendable (_ callback: @escaping @Sendable (Value) -> Void) -> Void
+) -> Value {
+  DispatchQueue.global() ~~~ operation
+}
+
 /// Names the queue of `<<~queue ~~~ { operation($0) }`; returns `queue` unchanged.
 ///
 /// - Parameter queue: The queue the operation after `~~~` runs on.
