@@ -14,9 +14,11 @@ public import Dispatch
 /// <<-{ saveUser(completionHandler: $0) }                                        // ()
 /// ```
 ///
-/// A closure of several statements needs the result type spelled out, because Swift infers
-/// the handler's shape from a single expression only:
-/// `let valid: Bool = <<-{ done in …; verifyUser(name, completion: done) }`.
+/// Swift infers the handler's shape from the function it is passed to. When the closure
+/// has several statements, spell out the result type
+/// (`let valid: Bool = <<-{ done in …; verifyUser(name, completion: done) }`); when it calls
+/// the handler itself, annotate the handler
+/// (`<<-{ (done: @escaping @Sendable (Int) -> Void) in done(42) }`).
 ///
 /// - Parameter operation: Starts the asynchronous work and passes it the completion handler.
 ///   It runs at once, on the calling thread. If it throws, the error is rethrown and
