@@ -15,19 +15,33 @@ typealias Callback<each Value> = @Sendable (repeat each Value) -> Void
 enum Callee {
   static let queue = DispatchQueue(label: "kiln.tests.callee")
 
-  static func none(_ completion: @escaping @Sendable () -> Void) {
+  static func none(reportingTo places: Mailbox<Place>? = nil, _ completion: @escaping @Sendable () -> Void) {
+    places?.put(QueueProbe.here)
     queue.async { completion() }
   }
 
-  static func one(_ value: Int, _ completion: @escaping @Sendable (Int) -> Void) {
+  static func one(
+    _ value: Int,
+    reportingTo places: Mailbox<Place>? = nil,
+    _ completion: @escaping @Sendable (Int) -> Void
+  ) {
+    places?.put(QueueProbe.here)
     queue.async { completion(value) }
   }
 
-  static func two(_ completion: @escaping @Sendable (String?, (any Error)?) -> Void) {
+  static func two(
+    reportingTo places: Mailbox<Place>? = nil,
+    _ completion: @escaping @Sendable (String?, (any Error)?) -> Void
+  ) {
+    places?.put(QueueProbe.here)
     queue.async { completion("album", nil) }
   }
 
-  static func four(_ completion: @escaping @Sendable (Int, String, Double, Bool) -> Void) {
+  static func four(
+    reportingTo places: Mailbox<Place>? = nil,
+    _ completion: @escaping @Sendable (Int, String, Double, Bool) -> Void
+  ) {
+    places?.put(QueueProbe.here)
     queue.async { completion(1, "two", 3.0, true) }
   }
 }
@@ -36,13 +50,14 @@ enum Callee {
 struct AsyncToSyncTests {
   // MARK: - Values of every arity
 
-  @Test("<<- returns the callback's arguments for arities 0, 1, 2 and 4")
+  @Test("<<- starts the operation on the calling queue and returns the callback's arguments, for arities 0, 1, 2 and 4")
   func currentThreadArities() async {
+    let places = Mailbox<Place>()
     let results = await run(on: QueueProbe.serialQueue("caller")) {
-      let none: Void = <<-{ Callee.none($0) }
-      let one = <<-{ Callee.one(7, $0) }
-      let (album, error) = <<-{ Callee.two($0) }
-      let (a, b, c, d) = <<-{ Callee.four($0) }
+      let none: Void = <<-{ Callee.none(reportingTo: places, $0) }
+      let one = <<-{ Callee.one(7, reportingTo: places, $0) }
+      let (album, error) = <<-{ Callee.two(reportingTo: places, $0) }
+      let (a, b, c, d) = <<-{ Callee.four(reportingTo: places, $0) }
       return (none == (), one, album, error == nil, a, b, c, d)
     }
     #expect(results?.0 == true)
@@ -50,15 +65,17 @@ struct AsyncToSyncTests {
     #expect(results?.2 == "album")
     #expect(results?.3 == true)
     #expect(results?.4 == 1 && results?.5 == "two" && results?.6 == 3.0 && results?.7 == true)
+    #expect(places.all == Array(repeating: .queue("caller"), count: 4))
   }
 
-  @Test("<<+ returns the callback's arguments for arities 0, 1, 2 and 4")
+  @Test("<<+ starts the operation on the main queue and returns the callback's arguments, for arities 0, 1, 2 and 4")
   func mainQueueArities() async {
+    let places = Mailbox<Place>()
     let results = await run(on: QueueProbe.serialQueue("caller")) {
-      let none: Void = <<+{ Callee.none($0) }
-      let one = <<+{ Callee.one(7, $0) }
-      let (album, error) = <<+{ Callee.two($0) }
-      let (a, b, c, d) = <<+{ Callee.four($0) }
+      let none: Void = <<+{ Callee.none(reportingTo: places, $0) }
+      let one = <<+{ Callee.one(7, reportingTo: places, $0) }
+      let (album, error) = <<+{ Callee.two(reportingTo: places, $0) }
+      let (a, b, c, d) = <<+{ Callee.four(reportingTo: places, $0) }
       return (none == (), one, album, error == nil, a, b, c, d)
     }
     #expect(results?.0 == true)
@@ -66,15 +83,17 @@ struct AsyncToSyncTests {
     #expect(results?.2 == "album")
     #expect(results?.3 == true)
     #expect(results?.4 == 1 && results?.5 == "two" && results?.6 == 3.0 && results?.7 == true)
+    #expect(places.all == Array(repeating: .main, count: 4))
   }
 
-  @Test("<<~ returns the callback's arguments for arities 0, 1, 2 and 4")
+  @Test("<<~ starts the operation on the global queue and returns the callback's arguments, for arities 0, 1, 2 and 4")
   func globalQueueArities() async {
+    let places = Mailbox<Place>()
     let results = await run(on: QueueProbe.serialQueue("caller")) {
-      let none: Void = <<~{ Callee.none($0) }
-      let one = <<~{ Callee.one(7, $0) }
-      let (album, error) = <<~{ Callee.two($0) }
-      let (a, b, c, d) = <<~{ Callee.four($0) }
+      let none: Void = <<~{ Callee.none(reportingTo: places, $0) }
+      let one = <<~{ Callee.one(7, reportingTo: places, $0) }
+      let (album, error) = <<~{ Callee.two(reportingTo: places, $0) }
+      let (a, b, c, d) = <<~{ Callee.four(reportingTo: places, $0) }
       return (none == (), one, album, error == nil, a, b, c, d)
     }
     #expect(results?.0 == true)
@@ -82,16 +101,19 @@ struct AsyncToSyncTests {
     #expect(results?.2 == "album")
     #expect(results?.3 == true)
     #expect(results?.4 == 1 && results?.5 == "two" && results?.6 == 3.0 && results?.7 == true)
+    #expect(places.all == Array(repeating: .unnamed, count: 4))
   }
 
-  @Test("<<~queue ~~~ returns the callback's arguments for arities 0, 1, 2 and 4")
+  @Test(
+    "<<~queue ~~~ starts the operation on that queue and returns the callback's arguments, for arities 0, 1, 2 and 4")
   func namedQueueArities() async {
     let target = QueueProbe.serialQueue("target")
+    let places = Mailbox<Place>()
     let results = await run(on: QueueProbe.serialQueue("caller")) {
-      let none: Void = <<~target ~~~ { Callee.none($0) }
-      let one = <<~target ~~~ { Callee.one(7, $0) }
-      let (album, error) = <<~target ~~~ { Callee.two($0) }
-      let (a, b, c, d) = <<~target ~~~ { Callee.four($0) }
+      let none: Void = <<~target ~~~ { Callee.none(reportingTo: places, $0) }
+      let one = <<~target ~~~ { Callee.one(7, reportingTo: places, $0) }
+      let (album, error) = <<~target ~~~ { Callee.two(reportingTo: places, $0) }
+      let (a, b, c, d) = <<~target ~~~ { Callee.four(reportingTo: places, $0) }
       return (none == (), one, album, error == nil, a, b, c, d)
     }
     #expect(results?.0 == true)
@@ -99,6 +121,7 @@ struct AsyncToSyncTests {
     #expect(results?.2 == "album")
     #expect(results?.3 == true)
     #expect(results?.4 == 1 && results?.5 == "two" && results?.6 == 3.0 && results?.7 == true)
+    #expect(places.all == Array(repeating: .queue("target"), count: 4))
   }
 
   @Test("Every operator returns into a typed context: a declared type, a return value, an argument")
