@@ -55,7 +55,8 @@ public func withCallback<each Value: Sendable>(
 ///   The task resumes at once; it does not wait for the callee to react.
 /// - Important: The cancel hook runs at most once, only when cancellation wins, on the
 ///   thread that cancels (or, if that happens while `body` runs, right after `body`
-///   returns) — keep it short and thread-safe. A callback after cancellation is ignored.
+///   returns) — keep it short and thread-safe. It has run by the time the task sees the
+///   `CancellationError`. A callback after cancellation is ignored.
 public func withCancellableCallback<each Value: Sendable>(
   isolation: isolated (any Actor)? = #isolation,
   _ body: (_ callback: @escaping @Sendable (repeat each Value) -> Void) -> @Sendable () -> Void
@@ -114,8 +115,9 @@ private final class CallbackBridge<each Value: Sendable>: Sendable {
 
   func cancel() {
     let action = state.withLock { $0.cancel() }
-    action.waiter?.resume(returning: .failure(CancellationError()))
+    // The hook first: by the time the task sees the cancellation, the callee was told.
     action.cancelHook?()
+    action.waiter?.resume(returning: .failure(CancellationError()))
   }
 
   private func deliver(_ values: (repeat each Value)) {
