@@ -220,6 +220,16 @@ struct AsyncToSyncTests {
     #expect(value == 43)
   }
 
+  @Test("A callback delivered through the main queue reaches a waiter on another queue")
+  func callbackThroughMainQueue() async {
+    let value = await run(on: QueueProbe.serialQueue("caller")) {
+      <<~{ (callback: @escaping Callback<Place>) in
+        DispatchQueue.main.async { callback(QueueProbe.here) }
+      }
+    }
+    #expect(value == .main)
+  }
+
   @Test("<<- on the main queue completes when the callee calls back on the main queue synchronously")
   @MainActor
   func currentThreadOnMain() {

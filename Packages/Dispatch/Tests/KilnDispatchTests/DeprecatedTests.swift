@@ -113,8 +113,9 @@ struct DeprecatedTests {
     }
     queue.resume()
     for call in 1...3 {
-      dispatch_main_once_after(0.2, ids[2]) { runs.put("main positional \(call)") }
-      dispatch_main_once_after(0.2, operationId: ids[3]) { runs.put("main labelled \(call)") }
+      // The main queue cannot be suspended: a delay long enough for three quick calls.
+      dispatch_main_once_after(1, ids[2]) { runs.put("main positional \(call)") }
+      dispatch_main_once_after(1, operationId: ids[3]) { runs.put("main labelled \(call)") }
     }
     #expect(await runs.wait(forCount: 4))
     let settled = Mailbox<Bool>()

@@ -70,15 +70,15 @@ struct OnceTests {
     let queue = QueueProbe.serialQueue("once")
     let runs = Mailbox<(String, Double)>()
     let start = DispatchTime.now()
-    queue.once(operationId: id, after: 0.2) { runs.put(("first", seconds(since: start))) }
-    // The second call comes 0.1 s later, from a timer: the first block must not run, the
-    // second runs 0.2 s after it, at 0.3 s.
-    queue.async(after: 0.1) {
-      queue.once(operationId: id, after: 0.2) { runs.put(("second", seconds(since: start))) }
+    queue.once(operationId: id, after: 1) { runs.put(("first", seconds(since: start))) }
+    // The second call comes 0.2 s later, from a timer: the first block must not run, the
+    // second runs 1 s after it, at 1.2 s (0.8 s of margin for a loaded machine).
+    queue.async(after: 0.2) {
+      queue.once(operationId: id, after: 1) { runs.put(("second", seconds(since: start))) }
     }
     let (which, elapsed) = await runs.first() ?? ("none", 0)
     #expect(which == "second")
-    #expect(elapsed >= 0.3)
+    #expect(elapsed >= 1.2)
     await settle(queue)
     #expect(runs.count == 1)
   }
@@ -126,11 +126,13 @@ struct OnceTests {
     let id = uniqueID()
     let queue = QueueProbe.serialQueue("once")
     let runs = Mailbox<Bool>()
-    queue.once(operationId: id, after: 0.1) { runs.put(true) }
+    queue.suspend()  // the block cannot run before it is cancelled, however slow this thread
+    queue.once(operationId: id, after: 0.05) { runs.put(true) }
     #expect(DispatchQueue.isOncePending(operationId: id))
     #expect(DispatchQueue.cancelOnce(operationId: id))
     #expect(!DispatchQueue.isOncePending(operationId: id))
     #expect(!DispatchQueue.cancelOnce(operationId: id))
+    queue.resume()
     await settle(queue)
     #expect(runs.count == 0)
   }
@@ -139,6 +141,7 @@ struct OnceTests {
   func cancellingTimers() async {
     let queue = QueueProbe.serialQueue("once")
     let runs = Mailbox<String>()
+    queue.suspend()  // no block can run before the cancellations, however slow this thread
 
     let cancelledID = uniqueID("cancelled")
     queue.once(operationId: cancelledID, after: 0.1) { runs.put("replaced") }
@@ -149,6 +152,7 @@ struct OnceTests {
     let replaced = queue.once(operationId: keptID, after: 0.1) { runs.put("replaced") }
     queue.once(operationId: keptID, after: 0.1) { runs.put("kept") }
     replaced.cancel()
+    queue.resume()
 
     #expect(await runs.first() == "kept")
     await settle(queue)

@@ -4,7 +4,7 @@ import Testing
 
 /// The bridge's state machine, event by event, without any concurrency. Waiters are plain
 /// numbers; a hook is identified by the string it records.
-@Suite("CallbackBridgeState")
+@Suite("CallbackBridgeState", .timeLimit(.minutes(1)))
 struct CallbackBridgeStateTests {
   typealias State = CallbackBridgeState<Int, Int>
 

@@ -4,7 +4,7 @@ import Testing
 
 @testable import KilnDispatch
 
-@Suite("Time conversions saturate instead of trapping")
+@Suite("Time conversions saturate instead of trapping", .timeLimit(.minutes(1)))
 struct TimeConversionTests {
   @Test(
     "Seconds become nanoseconds, clamped to 0...UInt64.max",
