@@ -1,1 +1,0 @@
-// Tests for KilnDispatch arrive with its implementation (see Packages/Dispatch/README.md).
