@@ -8,11 +8,12 @@
 // is compiled with `-DKILN_TSAN` (what `Scripts/tsan.sh` and `.ci/run` pass). Without the
 // flag the annotations compile away and `KilnMutex` is exactly `Mutex`.
 //
-// `package` access (and `@usableFromInline`, so Kiln's inlinable code can use it): usable
-// by every Kiln module, invisible to Kiln's users.
+// Public, in an underscored module: Kiln's users are not meant to import it. It is public
+// rather than `package` because an `@inlinable package` function is never inlined into
+// another module, and every Kiln module's hot path (a memory-cache hit, joining a shared
+// load) goes through `withLock`: as `package`, each call paid for unspecialized generic
+// code and a metadata lookup, about 25 ns.
 
-// Public so that Kiln's @inlinable code in other modules can be specialized through
-// KilnMutex; KilnMutex itself stays `package`.
 public import Synchronization
 
 #if KILN_TSAN
@@ -30,20 +31,19 @@ public import Synchronization
 ///
 /// Keep critical sections tiny: never `await`, never call user closures inside one.
 @frozen
-@usableFromInline
-package struct KilnMutex<Value: ~Copyable>: ~Copyable, Sendable {
+public struct KilnMutex<Value: ~Copyable>: ~Copyable, Sendable {
   @usableFromInline
   let mutex: Mutex<Value>
 
   /// Creates a mutex guarding `initialValue`.
   @inlinable
-  package init(_ initialValue: consuming sending Value) {
+  public init(_ initialValue: consuming sending Value) {
     mutex = Mutex(initialValue)
   }
 
   /// Runs `body` with exclusive access to the guarded value.
   @inlinable
-  package borrowing func withLock<Result: ~Copyable, Failure: Error>(
+  public borrowing func withLock<Result: ~Copyable, Failure: Error>(
     _ body: (inout sending Value) throws(Failure) -> sending Result
   ) throws(Failure) -> sending Result {
     #if KILN_TSAN
