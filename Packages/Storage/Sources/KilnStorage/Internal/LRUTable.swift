@@ -1,0 +1,263 @@
+// The bookkeeping behind every bounded Kiln cache: a dictionary from key to slot plus a
+// doubly linked list through an array of nodes, least recently used first. Every
+// operation is O(1) except the explicit sweeps. Not thread-safe: the owner guards it
+// (MemoryCache and SerializableCache with a KilnMutex, DiskCache's index with an actor).
+
+/// A key's entry in an ``LRUTable``.
+struct LRUNode<Key: Hashable, Value> {
+  var key: Key
+  var value: Value
+  /// The entry's cost against the table's cost limit.
+  var cost: Int
+  /// Seconds since the reference date when the entry was stored.
+  var storedAt: Double
+  /// Seconds since the reference date when the entry expires; `.infinity` for never.
+  var expiresAt: Double
+  /// The next less recently used slot, or -1.
+  fileprivate var older: Int
+  /// The next more recently used slot, or -1.
+  fileprivate var newer: Int
+}
+
+/// What an insertion pushed out: the value it replaced and the entries it evicted.
+///
+/// Returned so that the owner can release them (and run their deinitialisers) after
+/// leaving its lock.
+struct LRUDiscards<Key: Hashable, Value> {
+  /// The previous value of the inserted key, if any.
+  var replaced: LRUNode<Key, Value>?
+  /// The entries evicted to respect the limits, least recently used first.
+  var evicted: [LRUNode<Key, Value>] = []
+}
+
+/// A key-value table in least-recently-used order with optional count and cost limits.
+struct LRUTable<Key: Hashable, Value> {
+  private var slots: [Key: Int] = [:]
+  private var nodes: ContiguousArray<LRUNode<Key, Value>?> = []
+  private var freeSlots: [Int] = []
+  private var oldest = -1
+  private var newest = -1
+
+  /// The sum of the costs of every entry.
+  private(set) var totalCost = 0
+
+  /// The largest number of entries; `Int.max` for no limit.
+  var countLimit: Int
+
+  /// The largest total cost; `Int.max` for no limit.
+  var costLimit: Int
+
+  init(countLimit: Int = .max, costLimit: Int = .max) {
+    self.countLimit = countLimit
+    self.costLimit = costLimit
+  }
+
+  /// The number of entries.
+  var count: Int { slots.count }
+
+  var isEmpty: Bool { slots.isEmpty }
+
+  /// The entry for `key` without changing the order.
+  func peek(_ key: Key) -> LRUNode<Key, Value>? {
+    guard let slot = slots[key] else { return nil }
+    return nodes[slot]
+  }
+
+  /// The entry for `key`, marked as the most recently used.
+  mutating func get(_ key: Key) -> LRUNode<Key, Value>? {
+    guard let slot = slots[key] else { return nil }
+    moveToNewest(slot)
+    return nodes[slot]
+  }
+
+  /// Marks `key` as the most recently used; `false` when absent.
+  @discardableResult
+  mutating func touch(_ key: Key) -> Bool {
+    guard let slot = slots[key] else { return false }
+    moveToNewest(slot)
+    return true
+  }
+
+  /// Whether an entry of `cost` could ever fit under the limits.
+  func canHold(cost: Int) -> Bool {
+    cost <= costLimit && countLimit > 0
+  }
+
+  /// Inserts or replaces the entry for `key` as the most recently used, then evicts the
+  /// least recently used entries until both limits hold.
+  ///
+  /// - Precondition: ``canHold(cost:)`` is `true` for `cost`.
+  mutating func insert(
+    _ value: Value,
+    forKey key: Key,
+    cost: Int,
+    storedAt: Double,
+    expiresAt: Double
+  ) -> LRUDiscards<Key, Value> {
+    var discards = LRUDiscards<Key, Value>()
+    let candidate = freeSlots.last ?? nodes.count
+    var isNew = false
+    // One hash lookup: the defaulted subscript inserts the candidate slot when absent.
+    let slot: Int = Self.claim(&slots[key, default: -1], candidate: candidate, isNew: &isNew)
+    let node = LRUNode(
+      key: key, value: value, cost: cost, storedAt: storedAt, expiresAt: expiresAt, older: -1, newer: -1)
+    if isNew {
+      if candidate == nodes.count {
+        nodes.append(node)
+      } else {
+        freeSlots.removeLast()
+        nodes[candidate] = node
+      }
+      link(slot)
+    } else {
+      var old = nodes[slot]!
+      totalCost -= old.cost
+      nodes[slot]!.value = value
+      nodes[slot]!.cost = cost
+      nodes[slot]!.storedAt = storedAt
+      nodes[slot]!.expiresAt = expiresAt
+      old.older = -1
+      old.newer = -1
+      discards.replaced = old
+      moveToNewest(slot)
+    }
+    totalCost += cost
+    while slots.count > countLimit || totalCost > costLimit, oldest != slot, let evicted = removeOldest() {
+      discards.evicted.append(evicted)
+    }
+    return discards
+  }
+
+  @inline(__always)
+  private static func claim(_ slot: inout Int, candidate: Int, isNew: inout Bool) -> Int {
+    if slot < 0 {
+      slot = candidate
+      isNew = true
+    }
+    return slot
+  }
+
+  /// Removes the entry for `key`.
+  @discardableResult
+  mutating func remove(_ key: Key) -> LRUNode<Key, Value>? {
+    guard let slot = slots.removeValue(forKey: key) else { return nil }
+    return release(slot)
+  }
+
+  /// Removes the entry for `key` if `predicate` accepts it.
+  mutating func remove(_ key: Key, if predicate: (LRUNode<Key, Value>) -> Bool) -> LRUNode<Key, Value>? {
+    guard let slot = slots[key], predicate(nodes[slot]!) else { return nil }
+    slots[key] = nil
+    return release(slot)
+  }
+
+  /// Removes and returns the least recently used entry.
+  mutating func removeOldest() -> LRUNode<Key, Value>? {
+    guard oldest >= 0 else { return nil }
+    let slot = oldest
+    slots[nodes[slot]!.key] = nil
+    return release(slot)
+  }
+
+  /// The least recently used entry.
+  var oldestEntry: LRUNode<Key, Value>? {
+    oldest >= 0 ? nodes[oldest] : nil
+  }
+
+  /// Evicts least recently used entries until both limits hold.
+  mutating func enforceLimits() -> [LRUNode<Key, Value>] {
+    var evicted: [LRUNode<Key, Value>] = []
+    while slots.count > countLimit || totalCost > costLimit, let node = removeOldest() {
+      evicted.append(node)
+    }
+    return evicted
+  }
+
+  /// Removes every entry that has expired at `now` (O(n)).
+  mutating func removeExpired(at now: Double) -> [LRUNode<Key, Value>] {
+    var removed: [LRUNode<Key, Value>] = []
+    var slot = oldest
+    while slot >= 0 {
+      let node = nodes[slot]!
+      let next = node.newer
+      if now > node.expiresAt {
+        slots[node.key] = nil
+        removed.append(release(slot))
+      }
+      slot = next
+    }
+    return removed
+  }
+
+  /// Empties the table and returns the old storage, so the owner can release the values
+  /// outside its lock.
+  mutating func removeAll() -> ContiguousArray<LRUNode<Key, Value>?> {
+    let old = nodes
+    slots = [:]
+    nodes = []
+    freeSlots = []
+    oldest = -1
+    newest = -1
+    totalCost = 0
+    return old
+  }
+
+  /// Every entry, least recently used first.
+  var entriesOldestFirst: [LRUNode<Key, Value>] {
+    var result: [LRUNode<Key, Value>] = []
+    result.reserveCapacity(slots.count)
+    var slot = oldest
+    while slot >= 0 {
+      let node = nodes[slot]!
+      result.append(node)
+      slot = node.newer
+    }
+    return result
+  }
+
+  /// The keys, least recently used first.
+  var keysOldestFirst: [Key] {
+    entriesOldestFirst.map(\.key)
+  }
+
+  // MARK: - Linking
+
+  private mutating func release(_ slot: Int) -> LRUNode<Key, Value> {
+    unlink(slot)
+    var node = nodes[slot]!
+    nodes[slot] = nil
+    totalCost -= node.cost
+    if slot == nodes.count - 1 {
+      nodes.removeLast()
+    } else {
+      freeSlots.append(slot)
+    }
+    node.older = -1
+    node.newer = -1
+    return node
+  }
+
+  /// Appends `slot` as the newest.
+  @inline(__always)
+  private mutating func link(_ slot: Int) {
+    nodes[slot]!.older = newest
+    nodes[slot]!.newer = -1
+    if newest >= 0 { nodes[newest]!.newer = slot } else { oldest = slot }
+    newest = slot
+  }
+
+  @inline(__always)
+  private mutating func unlink(_ slot: Int) {
+    let older = nodes[slot]!.older
+    let newer = nodes[slot]!.newer
+    if older >= 0 { nodes[older]!.newer = newer } else { oldest = newer }
+    if newer >= 0 { nodes[newer]!.older = older } else { newest = older }
+  }
+
+  @inline(__always)
+  private mutating func moveToNewest(_ slot: Int) {
+    guard slot != newest else { return }
+    unlink(slot)
+    link(slot)
+  }
+}
