@@ -106,10 +106,39 @@ enum POSIX {
     if failure != 0 { throw FileSystemError(operation: "write", path: path, code: failure) }
   }
 
+  /// Opens `path` for appending, creating it if needed.
+  static func openForAppending(_ path: String) throws(FileSystemError) -> Int32 {
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    if descriptor < 0 { throw FileSystemError(operation: "open", path: path, code: errno) }
+    return descriptor
+  }
+
+  static func closeDescriptor(_ descriptor: Int32) {
+    close(descriptor)
+  }
+
+  static func sync(_ descriptor: Int32, path: String) throws(FileSystemError) {
+    if fsync(descriptor) != 0 { throw FileSystemError(operation: "fsync", path: path, code: errno) }
+  }
+
+  /// Cuts the file at `path` to `length` bytes.
+  static func truncate(_ path: String, to length: Int) throws(FileSystemError) {
+    #if canImport(Glibc)
+      let result = Glibc.truncate(path, off_t(length))
+    #elseif canImport(Musl)
+      let result = Musl.truncate(path, off_t(length))
+    #else
+      let result = Darwin.truncate(path, off_t(length))
+    #endif
+    if result != 0 { throw FileSystemError(operation: "truncate", path: path, code: errno) }
+  }
+
   /// Atomically replaces `destination` with `source`.
   static func rename(_ source: String, to destination: String) throws(FileSystemError) {
-    #if canImport(Glibc) || canImport(Musl)
+    #if canImport(Glibc)
       let result = Glibc.rename(source, destination)
+    #elseif canImport(Musl)
+      let result = Musl.rename(source, destination)
     #else
       let result = Darwin.rename(source, destination)
     #endif

@@ -1,5 +1,4 @@
 public import Foundation
-import _KilnSynchronization
 
 /// A thread-safe in-memory cache with strict count and cost limits, least-recently-used
 /// eviction and per-entry expiry.
@@ -31,14 +30,21 @@ import _KilnSynchronization
 ///   that leave the cache are released outside it too, so their deinitialisers may use
 ///   the cache.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyValueStore, Sendable {
-  private struct State: ~Copyable {
-    var table: LRUTable<Key, Value>
-    var statistics = MemoryCacheStatistics()
+  @usableFromInline
+  struct State {
+    @usableFromInline var table: LRUTable<Key, Value>
+    @usableFromInline var statistics = MemoryCacheStatistics()
+
+    @usableFromInline
+    init(table: LRUTable<Key, Value>) {
+      self.table = table
+    }
   }
 
-  private let state: KilnMutex<State>
-  private let costOf: (@Sendable (Value) -> Int)?
-  private let now: @Sendable () -> Date
+  // A KilnMutex behind an inlinable facade: the hot path specialises in the caller.
+  @usableFromInline let state: InlinableLock<State>
+  @usableFromInline let costOf: (@Sendable (Value) -> Int)?
+  @usableFromInline let now: @Sendable () -> Date
 
   /// The largest number of entries; `nil` for no limit.
   public let countLimit: Int?
@@ -63,14 +69,15 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   ///     per entry. Negative costs count as `0`. Called outside the cache's lock.
   ///   - entryLifetime: How long entries stored without an explicit expiry live; one hour
   ///     by default, `nil` for until evicted.
-  ///   - now: The wall clock that stamps and expires entries.
+  ///   - now: The wall clock that stamps and expires entries; by default
+  ///     ``StoreClock/coarse``, millisecond-precise and cheap enough for a hot path.
   /// - Important: Limits must not be negative, and `entryLifetime` must be positive.
   public init(
     countLimit: Int? = nil,
     totalCostLimit: Int? = nil,
     cost: (@Sendable (Value) -> Int)? = nil,
     entryLifetime: Duration? = .seconds(3600),
-    now: @escaping @Sendable () -> Date = Date.init
+    now: @escaping @Sendable () -> Date = StoreClock.coarse
   ) {
     precondition((countLimit ?? 0) >= 0, "MemoryCache countLimit must not be negative, got \(countLimit!)")
     precondition((totalCostLimit ?? 0) >= 0, "MemoryCache totalCostLimit must not be negative, got \(totalCostLimit!)")
@@ -80,7 +87,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
     self.entryLifetime = entryLifetime
     self.costOf = cost
     self.now = now
-    state = KilnMutex(
+    state = InlinableLock(
       State(table: LRUTable(countLimit: countLimit ?? .max, costLimit: totalCostLimit ?? .max)))
   }
 
@@ -94,6 +101,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   /// cache["a"]        // 1
   /// cache["a"] = nil  // removed
   /// ```
+  @inlinable
   public subscript(key: Key) -> Value? {
     get { entry(forKey: key)?.value }
     set {
@@ -111,6 +119,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   ///
   /// - Parameter key: The key to look up.
   /// - Returns: The value, or `nil`.
+  @inlinable
   public func value(forKey key: Key) -> Value? {
     entry(forKey: key)?.value
   }
@@ -121,6 +130,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   ///
   /// - Parameter key: The key to look up.
   /// - Returns: The entry with its stored-at and expiry dates, or `nil`.
+  @inlinable
   public func entry(forKey key: Key) -> CacheEntry<Value>? {
     let found: LRUNode<Key, Value>? = state.withLock { state in
       if let node = state.table.get(key) {
@@ -173,6 +183,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   ///   ``countLimit`` is `0`) is not stored, and any older value under `key` is removed, so
   ///   the cache never answers with a value older than the last one set. Such rejections
   ///   are counted in ``statistics``.
+  @inlinable
   public func setValue(_ value: Value, forKey key: Key, expiresAt: Date?) {
     let stamp = now()
     insert(
@@ -187,6 +198,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   ///   - key: Its key.
   ///   - cost: Its cost against ``totalCostLimit``; negative counts as `0`.
   ///   - expiresAt: When it expires; `nil` applies ``entryLifetime``.
+  @inlinable
   public func setValue(_ value: Value, forKey key: Key, cost: Int, expiresAt: Date? = nil) {
     let stamp = now()
     insert(
@@ -202,31 +214,36 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   /// - Parameters:
   ///   - entry: The entry; its `expiresAt` of `nil` means it never expires.
   ///   - key: Its key.
+  @inlinable
   public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) {
     insert(
       entry.value, forKey: key, cost: costOf.map { max(0, $0(entry.value)) } ?? 1,
       storedAt: entry.storedAt, expiresAt: entry.expiresAt)
   }
 
-  private func insert(_ value: Value, forKey key: Key, cost: Int, storedAt: Date, expiresAt: Date?) {
+  @inlinable
+  func insert(_ value: Value, forKey key: Key, cost: Int, storedAt: Date, expiresAt: Date?) {
     let stored = storedAt.timeIntervalSinceReferenceDate
     let expires = expiresAt?.timeIntervalSinceReferenceDate ?? .infinity
-    // Values that leave the cache are returned and released after the lock is dropped.
-    let discarded: (LRUDiscards<Key, Value>?, LRUNode<Key, Value>?) = state.withLock { state in
+    // What leaves the cache is returned and released here, after the lock is dropped.
+    let discards: LRUDiscards<Key, Value> = state.withLock { state in
       guard state.table.canHold(cost: cost) else {
         state.statistics.rejections += 1
-        return (nil, state.table.remove(key))
+        var discards = LRUDiscards<Key, Value>()
+        discards.replaced = state.table.remove(key)?.value
+        return discards
       }
       let discards = state.table.insert(value, forKey: key, cost: cost, storedAt: stored, expiresAt: expires)
-      state.statistics.evictions += discards.evicted.count
-      return (discards, nil)
+      if !discards.evicted.isEmpty { state.statistics.evictions += discards.evicted.count }
+      return discards
     }
-    withExtendedLifetime(discarded) {}
+    _ = consume discards
   }
 
   /// Removes the value stored under `key`, if any.
   ///
   /// - Parameter key: The key to remove.
+  @inlinable
   public func removeValue(forKey key: Key) {
     let removed = state.withLock { $0.table.remove(key) }
     withExtendedLifetime(removed) {}
