@@ -1,6 +1,7 @@
 import Foundation
 
 /// A fresh directory under the system's temporary directory, removed after `body`.
+@discardableResult
 func withTemporaryDirectory<Result>(
   _ body: (URL) async throws -> Result
 ) async throws -> Result {
