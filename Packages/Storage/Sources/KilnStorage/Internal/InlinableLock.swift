@@ -46,15 +46,17 @@ final class InlinableLock<State>: @unchecked Sendable {
   /// code inside `body`: return them instead.
   @inlinable
   func withLock<Result>(_ body: (inout State) -> Result) -> Result {
-    var result: Result?
-    run { result = body(&cell.pointee) }
-    return result.unsafelyUnwrapped
+    // The result goes through uninitialised stack memory rather than an Optional, whose
+    // enum-tag handling of a large `Result` costs more than the critical section.
+    withUnsafeTemporaryAllocation(of: Result.self, capacity: 1) { result in
+      run { result.initializeElement(at: 0, to: body(&cell.pointee)) }
+      return result.moveElement(from: 0)
+    }
   }
 }
 
 /// The critical section itself, outside any generic context so that `KilnMutex.withLock`
 /// is specialised once, here.
-@inline(never)
 private func runLocked(_ mutex: borrowing KilnMutex<Void>, _ body: () -> Void) {
   mutex.withLock { (_: inout sending Void) throws(Never) -> sending Void in body() }
 }

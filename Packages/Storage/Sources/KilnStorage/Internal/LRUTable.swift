@@ -1,41 +1,45 @@
-// The bookkeeping behind every bounded Kiln cache: a dictionary from key to slot plus a
-// doubly linked list through an array of nodes, least recently used first. Every
-// operation is O(1) except the explicit sweeps. Not thread-safe: the owner guards it
-// (MemoryCache and SerializableCache with a KilnMutex, DiskCache's index with an actor).
+// The bookkeeping behind every bounded Kiln cache: a dictionary from key to slot, an
+// array of nodes, and a doubly linked recency list threaded through a parallel array of
+// links (least recently used first). Every operation is O(1) except the explicit sweeps.
+// Not thread-safe: the owner guards it (MemoryCache and SerializableCache with a
+// KilnMutex, DiskCache's index with an actor).
 //
 // Everything is `@inlinable` so that MemoryCache's hot path specialises in the caller's
 // module for the caller's key and value types (unspecialised generic code is ~20x slower).
+// The links live apart from the nodes so that reordering touches only plain integers.
 
 /// A key's entry in an ``LRUTable``.
 @usableFromInline
 struct LRUNode<Key: Hashable, Value> {
-  @usableFromInline
-  var key: Key
-  @usableFromInline
-  var value: Value
+  @usableFromInline var key: Key
+  @usableFromInline var value: Value
   /// The entry's cost against the table's cost limit.
-  @usableFromInline
-  var cost: Int
+  @usableFromInline var cost: Int
   /// Seconds since the reference date when the entry was stored.
-  @usableFromInline
-  var storedAt: Double
+  @usableFromInline var storedAt: Double
   /// Seconds since the reference date when the entry expires; `.infinity` for never.
-  @usableFromInline
-  var expiresAt: Double
-  /// The next less recently used slot, or -1.
-  @usableFromInline
-  var older: Int
-  /// The next more recently used slot, or -1.
-  @usableFromInline
-  var newer: Int
+  @usableFromInline var expiresAt: Double
 
   @inlinable
-  init(key: Key, value: Value, cost: Int, storedAt: Double, expiresAt: Double, older: Int, newer: Int) {
+  init(key: Key, value: Value, cost: Int, storedAt: Double, expiresAt: Double) {
     self.key = key
     self.value = value
     self.cost = cost
     self.storedAt = storedAt
     self.expiresAt = expiresAt
+  }
+}
+
+/// A slot's neighbours in the recency list; -1 for none.
+@usableFromInline
+struct LRULink {
+  /// The next less recently used slot.
+  @usableFromInline var older: Int
+  /// The next more recently used slot.
+  @usableFromInline var newer: Int
+
+  @inlinable
+  init(older: Int, newer: Int) {
     self.older = older
     self.newer = newer
   }
@@ -44,45 +48,57 @@ struct LRUNode<Key: Hashable, Value> {
 /// What an insertion pushed out: the value it replaced and the entries it evicted.
 ///
 /// Returned so that the owner can release them (and run their deinitialisers) after
-/// leaving its lock.
+/// leaving its lock. The first eviction is held inline: a full cache evicts one entry per
+/// insertion, and that should not allocate.
 @usableFromInline
 struct LRUDiscards<Key: Hashable, Value> {
   /// The previous value of the inserted key, if any.
-  @usableFromInline
-  var replaced: Value?
-  /// The entries evicted to respect the limits, least recently used first.
-  @usableFromInline
-  var evicted: [LRUNode<Key, Value>] = []
+  @usableFromInline var replaced: Value?
+  /// The first entry evicted, if any.
+  @usableFromInline var firstEvicted: LRUNode<Key, Value>?
+  /// The other entries evicted, least recently used first.
+  @usableFromInline var moreEvicted: [LRUNode<Key, Value>] = []
 
   @inlinable
   init() {}
+
+  /// How many entries were evicted.
+  @inlinable
+  var evictedCount: Int {
+    firstEvicted == nil ? 0 : 1 + moreEvicted.count
+  }
+
+  /// Every evicted entry, least recently used first.
+  @inlinable
+  var evicted: [LRUNode<Key, Value>] {
+    guard let firstEvicted else { return [] }
+    return [firstEvicted] + moreEvicted
+  }
+
+  @inlinable
+  mutating func append(_ node: LRUNode<Key, Value>) {
+    if firstEvicted == nil { firstEvicted = node } else { moreEvicted.append(node) }
+  }
 }
 
 /// A key-value table in least-recently-used order with optional count and cost limits.
 @usableFromInline
 struct LRUTable<Key: Hashable, Value> {
-  @usableFromInline
-  var slots: [Key: Int] = [:]
-  @usableFromInline
-  var nodes: ContiguousArray<LRUNode<Key, Value>?> = []
-  @usableFromInline
-  var freeSlots: [Int] = []
-  @usableFromInline
-  var oldest = -1
-  @usableFromInline
-  var newest = -1
+  @usableFromInline var slots: [Key: Int] = [:]
+  @usableFromInline var nodes: ContiguousArray<LRUNode<Key, Value>?> = []
+  @usableFromInline var links: ContiguousArray<LRULink> = []
+  @usableFromInline var freeSlots: [Int] = []
+  @usableFromInline var oldest = -1
+  @usableFromInline var newest = -1
 
   /// The sum of the costs of every entry.
-  @usableFromInline
-  var totalCost = 0
+  @usableFromInline var totalCost = 0
 
   /// The largest number of entries; `Int.max` for no limit.
-  @usableFromInline
-  var countLimit: Int
+  @usableFromInline var countLimit: Int
 
   /// The largest total cost; `Int.max` for no limit.
-  @usableFromInline
-  var costLimit: Int
+  @usableFromInline var costLimit: Int
 
   @inlinable
   init(countLimit: Int = .max, costLimit: Int = .max) {
@@ -91,8 +107,10 @@ struct LRUTable<Key: Hashable, Value> {
   }
 
   /// The number of entries.
+  @inlinable
   var count: Int { slots.count }
 
+  @inlinable
   var isEmpty: Bool { slots.isEmpty }
 
   /// The entry for `key` without changing the order.
@@ -142,11 +160,11 @@ struct LRUTable<Key: Hashable, Value> {
     var isNew = false
     // One hash lookup: the defaulted subscript inserts the candidate slot when absent.
     let slot: Int = Self.claim(&slots[key, default: -1], candidate: candidate, isNew: &isNew)
-    let node = LRUNode(
-      key: key, value: value, cost: cost, storedAt: storedAt, expiresAt: expiresAt, older: -1, newer: -1)
     if isNew {
+      let node = LRUNode(key: key, value: value, cost: cost, storedAt: storedAt, expiresAt: expiresAt)
       if candidate == nodes.count {
         nodes.append(node)
+        links.append(LRULink(older: -1, newer: -1))
       } else {
         freeSlots.removeLast()
         nodes[candidate] = node
@@ -162,7 +180,7 @@ struct LRUTable<Key: Hashable, Value> {
     }
     totalCost += cost
     while slots.count > countLimit || totalCost > costLimit, oldest != slot, let evicted = removeOldest() {
-      discards.evicted.append(evicted)
+      discards.append(evicted)
     }
     return discards
   }
@@ -175,6 +193,7 @@ struct LRUTable<Key: Hashable, Value> {
   }
 
   @inlinable
+  @inline(__always)
   static func claim(_ slot: inout Int, candidate: Int, isNew: inout Bool) -> Int {
     if slot < 0 {
       slot = candidate
@@ -230,8 +249,8 @@ struct LRUTable<Key: Hashable, Value> {
     var removed: [LRUNode<Key, Value>] = []
     var slot = oldest
     while slot >= 0 {
+      let next = links[slot].newer
       let node = nodes[slot]!
-      let next = node.newer
       if now > node.expiresAt {
         slots[node.key] = nil
         removed.append(release(slot))
@@ -248,6 +267,7 @@ struct LRUTable<Key: Hashable, Value> {
     let old = nodes
     slots = [:]
     nodes = []
+    links = []
     freeSlots = []
     oldest = -1
     newest = -1
@@ -262,9 +282,8 @@ struct LRUTable<Key: Hashable, Value> {
     result.reserveCapacity(slots.count)
     var slot = oldest
     while slot >= 0 {
-      let node = nodes[slot]!
-      result.append(node)
-      slot = node.newer
+      result.append(nodes[slot]!)
+      slot = links[slot].newer
     }
     return result
   }
@@ -280,37 +299,37 @@ struct LRUTable<Key: Hashable, Value> {
   @inlinable
   mutating func release(_ slot: Int) -> LRUNode<Key, Value> {
     unlink(slot)
-    var node = nodes[slot]!
+    let node = nodes[slot]!
     nodes[slot] = nil
     totalCost -= node.cost
     if slot == nodes.count - 1 {
       nodes.removeLast()
+      links.removeLast()
     } else {
       freeSlots.append(slot)
     }
-    node.older = -1
-    node.newer = -1
     return node
   }
 
   /// Appends `slot` as the newest.
   @inlinable
+  @inline(__always)
   mutating func link(_ slot: Int) {
-    nodes[slot]!.older = newest
-    nodes[slot]!.newer = -1
-    if newest >= 0 { nodes[newest]!.newer = slot } else { oldest = slot }
+    links[slot] = LRULink(older: newest, newer: -1)
+    if newest >= 0 { links[newest].newer = slot } else { oldest = slot }
     newest = slot
   }
 
   @inlinable
+  @inline(__always)
   mutating func unlink(_ slot: Int) {
-    let older = nodes[slot]!.older
-    let newer = nodes[slot]!.newer
-    if older >= 0 { nodes[older]!.newer = newer } else { oldest = newer }
-    if newer >= 0 { nodes[newer]!.older = older } else { newest = older }
+    let link = links[slot]
+    if link.older >= 0 { links[link.older].newer = link.newer } else { oldest = link.newer }
+    if link.newer >= 0 { links[link.newer].older = link.older } else { newest = link.older }
   }
 
   @inlinable
+  @inline(__always)
   mutating func moveToNewest(_ slot: Int) {
     guard slot != newest else { return }
     unlink(slot)

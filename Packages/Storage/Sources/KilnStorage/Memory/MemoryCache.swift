@@ -234,7 +234,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
         return discards
       }
       let discards = state.table.insert(value, forKey: key, cost: cost, storedAt: stored, expiresAt: expires)
-      if !discards.evicted.isEmpty { state.statistics.evictions += discards.evicted.count }
+      if discards.firstEvicted != nil { state.statistics.evictions += discards.evictedCount }
       return discards
     }
     _ = consume discards
