@@ -158,8 +158,17 @@ actor JournalWriter {
   }
 
   /// Asks `take` for work given the current file size, and does it.
-  func write(_ take: @Sendable (_ fileSize: Int) -> JournalWork) throws(FileSystemError) {
-    switch take(fileSize) {
+  ///
+  /// `take` is told to produce a full snapshot when the open file is no longer the one at
+  /// `path` (deleted or replaced behind the cache's back): appending to it would be lost.
+  func write(_ take: @Sendable (_ fileSize: Int, _ mustReplace: Bool) -> JournalWork) throws(FileSystemError) {
+    var mustReplace = false
+    if descriptor >= 0, POSIX.identity(ofDescriptor: descriptor) != POSIX.identity(of: path) {
+      POSIX.closeDescriptor(descriptor)
+      descriptor = -1
+      mustReplace = true
+    }
+    switch take(fileSize, mustReplace) {
     case .nothing:
       return
     case .append(let bytes):

@@ -159,6 +159,13 @@ enum POSIX {
     return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
   }
 
+  /// The identity of an open file.
+  static func identity(ofDescriptor descriptor: Int32) -> FileIdentity? {
+    var info = stat()
+    guard fstat(descriptor, &info) == 0 else { return nil }
+    return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+  }
+
   /// Flushes a directory's entries (after a rename) to stable storage.
   static func syncDirectory(_ path: String) throws(FileSystemError) {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)

@@ -399,7 +399,7 @@ public final class SerializableCache<Key: Hashable & Sendable, Value: Sendable>:
 
   private func write() async {
     do {
-      try await writer.write { [self] fileSize in takeWork(fileSize: fileSize) }
+      try await writer.write { [self] fileSize, mustReplace in takeWork(fileSize: fileSize, mustReplace: mustReplace) }
     } catch {
       state.withLock { state in
         state.needsSnapshot = true
@@ -410,11 +410,11 @@ public final class SerializableCache<Key: Hashable & Sendable, Value: Sendable>:
 
   /// Hands the queued records to the writer, or a full snapshot when the journal has grown
   /// past twice the live data (or a write failed). Runs on the writer, under the lock.
-  private func takeWork(fileSize: Int) -> JournalWork {
+  private func takeWork(fileSize: Int, mustReplace: Bool) -> JournalWork {
     state.withLock { state in
       state.scheduledWrite = nil
       let live = state.table.totalCost
-      if state.needsSnapshot || fileSize + state.pending.count > 2 * live + Self.compactionSlack {
+      if mustReplace || state.needsSnapshot || fileSize + state.pending.count > 2 * live + Self.compactionSlack {
         var snapshot: [UInt8] = []
         snapshot.reserveCapacity(live)
         for node in state.table.entriesOldestFirst { snapshot += node.value.record }

@@ -309,6 +309,21 @@ struct SerializableCacheTests {
     }
   }
 
+  @Test("a journal deleted behind the cache's back is rewritten whole on the next write")
+  func deletedJournal() async throws {
+    try await withTemporaryDirectory { directory in
+      let cache = try Self.load(directory)
+      cache["a"] = Article(id: 1, title: "a")
+      cache["b"] = Article(id: 2, title: "b")
+      try await cache.flush()
+      try FileManager.default.removeItem(at: cache.fileURL)
+      cache["c"] = Article(id: 3, title: "c")
+      try await cache.flush()
+      let reloaded = try Self.load(directory)
+      #expect(Set(reloaded.keys) == ["a", "b", "c"])
+    }
+  }
+
   @Test("it is a KeyValueStore")
   func keyValueStore() async throws {
     try await withTemporaryDirectory { directory in
