@@ -156,6 +156,21 @@ struct LRUTable<Key: Hashable, Value> {
     expiresAt: Double
   ) -> LRUDiscards<Key, Value> {
     var discards = LRUDiscards<Key, Value>()
+    insert(value, forKey: key, cost: cost, storedAt: storedAt, expiresAt: expiresAt, into: &discards)
+    return discards
+  }
+
+  /// ``insert(_:forKey:cost:storedAt:expiresAt:)`` collecting what leaves into the caller's
+  /// `discards`, which saves moving them out of a critical section.
+  @inlinable
+  mutating func insert(
+    _ value: Value,
+    forKey key: Key,
+    cost: Int,
+    storedAt: Double,
+    expiresAt: Double,
+    into discards: inout LRUDiscards<Key, Value>
+  ) {
     let candidate = freeSlots.last ?? nodes.count
     var isNew = false
     // One hash lookup: the defaulted subscript inserts the candidate slot when absent.
@@ -182,7 +197,6 @@ struct LRUTable<Key: Hashable, Value> {
     while slots.count > countLimit || totalCost > costLimit, oldest != slot, let evicted = removeOldest() {
       discards.append(evicted)
     }
-    return discards
   }
 
   @inlinable

@@ -225,17 +225,16 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   func insert(_ value: Value, forKey key: Key, cost: Int, storedAt: Date, expiresAt: Date?) {
     let stored = storedAt.timeIntervalSinceReferenceDate
     let expires = expiresAt?.timeIntervalSinceReferenceDate ?? .infinity
-    // What leaves the cache is returned and released here, after the lock is dropped.
-    let discards: LRUDiscards<Key, Value> = state.withLock { state in
+    // What leaves the cache is collected here and released after the lock is dropped.
+    var discards = LRUDiscards<Key, Value>()
+    state.withLock { state in
       guard state.table.canHold(cost: cost) else {
         state.statistics.rejections += 1
-        var discards = LRUDiscards<Key, Value>()
         discards.replaced = state.table.remove(key)?.value
-        return discards
+        return
       }
-      let discards = state.table.insert(value, forKey: key, cost: cost, storedAt: stored, expiresAt: expires)
+      state.table.insert(value, forKey: key, cost: cost, storedAt: stored, expiresAt: expires, into: &discards)
       if discards.firstEvicted != nil { state.statistics.evictions += discards.evictedCount }
-      return discards
     }
     _ = consume discards
   }
