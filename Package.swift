@@ -109,7 +109,13 @@ let package = Package(
         ),
       ]
     ),
-    tests(for: "KilnStorage", package: "Storage", dependencies: ["KilnCore", "KilnTesting"]),
+    tests(for: "KilnStorage", package: "Storage", dependencies: ["KilnCore", "KilnTesting", "KilnStorageCrashWriter"]),
+    // The child process of KilnStorageTests' crash suite: writes to a store until killed.
+    .executableTarget(
+      name: "KilnStorageCrashWriter",
+      dependencies: ["KilnStorage"],
+      path: "Packages/Storage/Tests/KilnStorageCrashWriter"
+    ),
 
     // Network: targets, handler, transports, retry, HTTP cache (Lynn, Moya).
     module(

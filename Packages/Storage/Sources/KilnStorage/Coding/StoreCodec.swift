@@ -1,0 +1,100 @@
+public import Foundation
+
+/// How a persistent store turns keys and values into bytes and back.
+///
+/// ``DiskCache``, ``SerializableCache``, ``SQLiteStore`` and ``UserDefaultsStore`` take one
+/// codec for keys and one for values. The default, ``automatic``, stores `Data` and `String`
+/// as their raw bytes and everything else as JSON with sorted keys, so the same key always
+/// produces the same bytes (keys are compared byte for byte, and their hash names files).
+///
+/// ```swift
+/// let cache = try DiskCache<String, Article>(
+///   directory: cachesURL,
+///   valueCodec: .json(encoder: { let e = JSONEncoder(); e.dateEncodingStrategy = .iso8601; return e }(),
+///                     decoder: { let d = JSONDecoder(); d.dateDecodingStrategy = .iso8601; return d }())
+/// )
+/// ```
+///
+/// - Important: A key codec must be deterministic: equal keys must encode to equal bytes in
+///   every process. JSON with sorted keys is, for every standard type except `Set` (whose
+///   order is random per process); do not use a `Set` inside a persistent key.
+public struct StoreCodec<Value>: Sendable {
+  /// Encodes a value into bytes.
+  public var encode: @Sendable (Value) throws -> Data
+
+  /// Decodes a value from bytes produced by ``encode``.
+  public var decode: @Sendable (Data) throws -> Value
+
+  /// Creates a codec from two closures.
+  ///
+  /// - Parameters:
+  ///   - encode: Turns a value into bytes; may throw.
+  ///   - decode: Turns those bytes back into the value; throws on bytes it cannot read.
+  public init(
+    encode: @escaping @Sendable (Value) throws -> Data,
+    decode: @escaping @Sendable (Data) throws -> Value
+  ) {
+    self.encode = encode
+    self.decode = decode
+  }
+}
+
+extension StoreCodec where Value: Codable & Sendable {
+  /// `Data` and `String` as their raw bytes (UTF-8 for strings), everything else as JSON
+  /// with sorted keys.
+  public static var automatic: StoreCodec {
+    if Value.self == Data.self {
+      return StoreCodec(
+        encode: { $0 as! Data },
+        decode: { $0 as! Value }
+      )
+    }
+    if Value.self == String.self {
+      return StoreCodec(
+        encode: { Data(($0 as! String).utf8) },
+        decode: { data in
+          guard let string = String(data: data, encoding: .utf8) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not UTF-8"))
+          }
+          return string as! Value
+        }
+      )
+    }
+    return json()
+  }
+
+  /// JSON through the given encoder and decoder.
+  ///
+  /// - Parameters:
+  ///   - encoder: The encoder; the default sorts object keys so encodings are deterministic.
+  ///   - decoder: The decoder.
+  /// - Returns: A codec that reads and writes JSON.
+  public static func json(
+    encoder: JSONEncoder = StoreCodec.sortedJSONEncoder(),
+    decoder: JSONDecoder = JSONDecoder()
+  ) -> StoreCodec {
+    StoreCodec(
+      encode: { try encoder.encode($0) },
+      decode: { try decoder.decode(Value.self, from: $0) }
+    )
+  }
+
+  /// Binary property lists, through Foundation's `PropertyListEncoder`.
+  public static var propertyList: StoreCodec {
+    StoreCodec(
+      encode: { value in
+        let encoder = PropertyListEncoder()
+        encoder.outputFormat = .binary
+        return try encoder.encode(value)
+      },
+      decode: { try PropertyListDecoder().decode(Value.self, from: $0) }
+    )
+  }
+
+  /// A JSON encoder that sorts object keys.
+  public static func sortedJSONEncoder() -> JSONEncoder {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    return encoder
+  }
+}

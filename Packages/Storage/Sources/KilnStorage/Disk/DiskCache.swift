@@ -1,0 +1,307 @@
+public import Foundation
+import Synchronization
+
+/// A persistent cache that keeps each entry in its own file under a directory, with a
+/// size limit enforced on every write and least-recently-used eviction.
+///
+/// ```swift
+/// let cache = try DiskCache<URL, Data>(
+///   directory: .cachesDirectory.appending(path: "images"),
+///   sizeLimit: 200 << 20,            // 200 MB
+///   entryLifetime: .seconds(7 * 86_400)
+/// )
+/// try await cache.setValue(data, forKey: url)
+/// let cached = try await cache.value(forKey: url)
+/// ```
+///
+/// ## Files
+///
+/// A file's name is a 128-bit hash (SHA-256) of the encoded key, never the key itself, so
+/// no key — `../../etc/passwd`, `/`, 10 KB of text, NUL bytes — can name a path outside
+/// the directory. The file holds the full key, compared on every read: two keys whose
+/// hashes collide never see each other's value. Writes go to a temporary file that is
+/// renamed over the entry, so a crash at any moment leaves the complete old or the
+/// complete new value. A file that is truncated, corrupt or not a Kiln entry at all reads
+/// as a miss and is deleted.
+///
+/// ## Size and recency
+///
+/// With a ``sizeLimit``, each write evicts least recently used entries (by reads and
+/// writes) before it returns, so the files in the directory never add up to more than the
+/// limit once a call has returned. Opening a cache does not scan its directory: reads work
+/// at once, and the index of sizes loads in the background on the first write.
+///
+/// - Important: Use one `DiskCache` per directory in a process, and do not share a
+///   directory between processes that write: each instance keeps its own index of sizes.
+///   For a store shared by processes, use ``SQLiteStore``.
+public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValueStore, Sendable {
+  /// The directory holding the entry files.
+  public let directory: URL
+
+  /// The largest total size of the entry files in bytes; `nil` for no limit.
+  public let sizeLimit: Int?
+
+  /// How long an entry stored without an explicit expiry lives; `nil` for until evicted.
+  public let entryLifetime: Duration?
+
+  /// What a completed write survives.
+  public let durability: Durability
+
+  private let path: String
+  private let keyCodec: StoreCodec<Key>
+  private let valueCodec: StoreCodec<Value>
+  private let now: @Sendable () -> Date
+  private let digest: @Sendable ([UInt8]) -> KeyDigest
+  private let index: DiskIndex
+  private let accesses = AccessLog()
+  private let temporaryCounter = Atomic<UInt64>(0)
+
+  /// Opens (creating if needed) the cache in `directory`.
+  ///
+  /// Opening is O(1): it neither lists nor reads the directory.
+  ///
+  /// - Parameters:
+  ///   - directory: The directory of the entry files; created with its parents if missing.
+  ///     Give each cache its own directory: ``removeAll()`` deletes every entry file in it.
+  ///   - sizeLimit: The largest total size of the files in bytes; `nil` for no limit.
+  ///   - entryLifetime: How long entries stored without an explicit expiry live; `nil` (the
+  ///     default) keeps them until evicted or removed.
+  ///   - durability: What a completed write survives; ``Durability/processCrash`` by default.
+  ///   - keyCodec: How keys become bytes (hashed for the file name, stored for comparison).
+  ///   - valueCodec: How values become bytes.
+  ///   - now: The wall clock that stamps and expires entries.
+  /// - Throws: ``DiskCacheError/fileSystem(_:)`` when the directory cannot be created or a
+  ///   file is in its place.
+  public convenience init(
+    directory: URL,
+    sizeLimit: Int? = nil,
+    entryLifetime: Duration? = nil,
+    durability: Durability = .processCrash,
+    keyCodec: StoreCodec<Key>,
+    valueCodec: StoreCodec<Value>,
+    now: @escaping @Sendable () -> Date = Date.init
+  ) throws(DiskCacheError) {
+    try self.init(
+      directory: directory, sizeLimit: sizeLimit, entryLifetime: entryLifetime, durability: durability,
+      keyCodec: keyCodec, valueCodec: valueCodec, now: now, digest: KeyDigest.sha256)
+  }
+
+  init(
+    directory: URL,
+    sizeLimit: Int?,
+    entryLifetime: Duration?,
+    durability: Durability,
+    keyCodec: StoreCodec<Key>,
+    valueCodec: StoreCodec<Value>,
+    now: @escaping @Sendable () -> Date,
+    digest: @escaping @Sendable ([UInt8]) -> KeyDigest
+  ) throws(DiskCacheError) {
+    precondition((sizeLimit ?? 0) >= 0, "DiskCache sizeLimit must not be negative")
+    precondition(entryLifetime.map { $0 > .zero } ?? true, "DiskCache entryLifetime must be positive")
+    let path = directory.standardizedFileURL.path
+    do { try POSIX.makeDirectory(path) } catch { throw .fileSystem(error) }
+    self.directory = directory
+    self.path = path
+    self.sizeLimit = sizeLimit
+    self.entryLifetime = entryLifetime
+    self.durability = durability
+    self.keyCodec = keyCodec
+    self.valueCodec = valueCodec
+    self.now = now
+    self.digest = digest
+    index = DiskIndex(
+      directory: path, sizeLimit: sizeLimit, syncsDirectory: durability == .powerLoss, accesses: accesses)
+  }
+
+  // MARK: - KeyValueStore
+
+  /// The entry stored under `key`, or `nil` when there is none, it has expired, or its file
+  /// is unreadable as an entry (then the file is deleted).
+  ///
+  /// - Parameter key: The key to read.
+  /// - Returns: The entry, or `nil`.
+  /// - Throws: ``DiskCacheError/fileSystem(_:)`` when the file exists but cannot be read
+  ///   (permissions, I/O error); ``DiskCacheError/keyEncodingFailed(_:)``.
+  public func entry(forKey key: Key) async throws(DiskCacheError) -> CacheEntry<Value>? {
+    let keyBytes = try encode(key)
+    let digest = digest(keyBytes)
+    let contents: FileContents
+    do {
+      guard let read = try POSIX.readFile(filePath(digest), maximumSize: sizeLimit ?? .max) else { return nil }
+      contents = read
+    } catch {
+      throw .fileSystem(error)
+    }
+    switch EntryFile.decode(contents.bytes, expectedKey: keyBytes) {
+    case .corrupt:
+      await index.remove(digest, ifStill: contents.identity)
+      return nil
+    case .otherKey:
+      return nil
+    case .entry(let storedAt, let expiresAt, let range):
+      if expiresAt != .infinity, now().timeIntervalSinceReferenceDate > expiresAt {
+        await index.remove(digest, ifStill: contents.identity)
+        return nil
+      }
+      let value: Value
+      do {
+        value = try valueCodec.decode(Data(contents.bytes[range]))
+      } catch {
+        // Written by another version of the value type: unreadable, so a miss.
+        await index.remove(digest, ifStill: contents.identity)
+        return nil
+      }
+      accesses.record(digest)
+      // Persist recency coarsely, for the order of eviction after a restart.
+      if POSIX.fileSystemNow() - contents.modified > 60 { POSIX.touch(filePath(digest)) }
+      return CacheEntry(
+        value: value,
+        storedAt: Date(timeIntervalSinceReferenceDate: storedAt),
+        expiresAt: expiresAt == .infinity ? nil : Date(timeIntervalSinceReferenceDate: expiresAt))
+    }
+  }
+
+  /// Stores `value` under `key` atomically, then evicts least recently used entries until
+  /// the size limit holds.
+  ///
+  /// - Parameters:
+  ///   - value: The value to store.
+  ///   - key: Its key.
+  ///   - expiresAt: When it expires; `nil` applies ``entryLifetime``.
+  /// - Throws: `CancellationError` when the task is already cancelled (nothing is written);
+  ///   ``DiskCacheError/entryTooLarge(size:limit:)``,
+  ///   ``DiskCacheError/valueEncodingFailed(_:)``, ``DiskCacheError/fileSystem(_:)``. On any
+  ///   error the previous value of the key is kept.
+  public func setValue(_ value: Value, forKey key: Key, expiresAt: Date?) async throws {
+    try Task.checkCancellation()
+    let keyBytes = try encode(key)
+    let valueBytes: Data
+    do { valueBytes = try valueCodec.encode(value) } catch { throw DiskCacheError.valueEncodingFailed(error) }
+    let stamp = now()
+    let expiry = expiresAt ?? entryLifetime.map { stamp.addingTimeInterval($0.timeInterval) }
+    let file = EntryFile.encode(
+      key: keyBytes, value: [UInt8](valueBytes), storedAt: stamp.timeIntervalSinceReferenceDate,
+      expiresAt: expiry?.timeIntervalSinceReferenceDate ?? .infinity)
+    if let sizeLimit, file.count > sizeLimit {
+      throw DiskCacheError.entryTooLarge(size: file.count, limit: sizeLimit)
+    }
+    let number = temporaryCounter.wrappingAdd(1, ordering: .relaxed).newValue
+    let temporary = path + "/" + DiskIndex.temporaryPrefix + "\(POSIX.processID)-\(number)"
+    do {
+      try POSIX.writeNewFile(temporary, file, sync: durability == .powerLoss)
+    } catch {
+      throw DiskCacheError.fileSystem(error)
+    }
+    // From here on the write completes even if the task is cancelled: it is one rename.
+    try await index.commit(temporary: temporary, digest: digest(keyBytes), size: file.count)
+  }
+
+  /// Removes the entry stored under `key`, if any.
+  ///
+  /// - Throws: ``DiskCacheError/fileSystem(_:)`` when the file cannot be deleted.
+  public func removeValue(forKey key: Key) async throws(DiskCacheError) {
+    try await index.remove(digest(try encode(key)))
+  }
+
+  /// Removes every entry file in the directory.
+  ///
+  /// - Throws: ``DiskCacheError/fileSystem(_:)`` when the directory cannot be listed or a
+  ///   file cannot be deleted (the others are deleted regardless).
+  public func removeAll() async throws(DiskCacheError) {
+    try await index.removeAll()
+  }
+
+  // MARK: - Maintenance
+
+  /// Deletes every expired entry now instead of when each is next read.
+  ///
+  /// Reads every entry's header: O(number of entries).
+  ///
+  /// - Returns: The number of entries deleted.
+  /// - Throws: ``DiskCacheError/fileSystem(_:)`` when the directory cannot be listed.
+  @discardableResult
+  public func removeExpired() async throws(DiskCacheError) -> Int {
+    let instant = now().timeIntervalSinceReferenceDate
+    let path = self.path
+    return try await index.removeEntries { digest in
+      guard let contents = try? POSIX.readFile(path + "/" + digest.fileName) else { return nil }
+      let expired = contents.bytes.withUnsafeBytes { buffer in
+        EntryFile.header(buffer).map { instant > $0.expiresAt } ?? true
+      }
+      return expired ? contents.identity : nil
+    }
+  }
+
+  /// The total size of the entry files in bytes (loads the index if needed).
+  public var totalSize: Int {
+    get async throws(DiskCacheError) { try await index.totalSize() }
+  }
+
+  /// The number of entry files (loads the index if needed).
+  public var count: Int {
+    get async throws(DiskCacheError) { try await index.count() }
+  }
+
+  /// Loads the index of sizes now rather than on the first write.
+  ///
+  /// Call it after opening a large cache, off the critical path, so that the first write
+  /// does not wait for the directory listing.
+  public func warmUp() async throws(DiskCacheError) {
+    try await index.load()
+  }
+
+  /// The path of the file that holds (or would hold) `key`'s entry.
+  ///
+  /// For diagnostics and tests: the file's name is a hash of the encoded key.
+  public func fileURL(forKey key: Key) throws(DiskCacheError) -> URL {
+    URL(fileURLWithPath: filePath(digest(try encode(key))))
+  }
+
+  // MARK: - Internal
+
+  func filePath(_ digest: KeyDigest) -> String {
+    path + "/" + digest.fileName
+  }
+
+  /// The keys' files, least recently used first (for tests of the eviction order).
+  func digestsOldestFirst() async throws(DiskCacheError) -> [KeyDigest] {
+    try await index.digestsOldestFirst()
+  }
+
+  func keyDigest(_ key: Key) throws(DiskCacheError) -> KeyDigest {
+    digest(try encode(key))
+  }
+
+  private func encode(_ key: Key) throws(DiskCacheError) -> [UInt8] {
+    do { return [UInt8](try keyCodec.encode(key)) } catch { throw .keyEncodingFailed(error) }
+  }
+}
+
+extension DiskCache where Key: Codable, Value: Codable {
+  /// Opens (creating if needed) the cache in `directory`, coding keys and values with
+  /// ``StoreCodec/automatic``.
+  ///
+  /// ```swift
+  /// let cache = try DiskCache<String, Article>(directory: folder, sizeLimit: 50 << 20)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - directory: The directory of the entry files; created with its parents if missing.
+  ///   - sizeLimit: The largest total size of the files in bytes; `nil` for no limit.
+  ///   - entryLifetime: How long entries stored without an explicit expiry live; `nil` (the
+  ///     default) keeps them until evicted or removed.
+  ///   - durability: What a completed write survives; ``Durability/processCrash`` by default.
+  ///   - now: The wall clock that stamps and expires entries.
+  /// - Throws: ``DiskCacheError/fileSystem(_:)`` when the directory cannot be created.
+  public convenience init(
+    directory: URL,
+    sizeLimit: Int? = nil,
+    entryLifetime: Duration? = nil,
+    durability: Durability = .processCrash,
+    now: @escaping @Sendable () -> Date = Date.init
+  ) throws(DiskCacheError) {
+    try self.init(
+      directory: directory, sizeLimit: sizeLimit, entryLifetime: entryLifetime, durability: durability,
+      keyCodec: .automatic, valueCodec: .automatic, now: now)
+  }
+}

@@ -1,0 +1,211 @@
+import Dispatch
+import _KilnSynchronization
+
+/// Recency of reads, recorded without a hop to the index actor: reads append, the index
+/// drains the log before it decides what to evict.
+final class AccessLog: Sendable {
+  private static var capacity: Int { 1 << 16 }
+  private let pending = KilnMutex<[KeyDigest]>([])
+
+  func record(_ digest: KeyDigest) {
+    pending.withLock { pending in
+      if pending.count < Self.capacity { pending.append(digest) }
+    }
+  }
+
+  func drain() -> [KeyDigest] {
+    pending.withLock { pending in
+      var drained: [KeyDigest] = []
+      swap(&drained, &pending)
+      return drained
+    }
+  }
+}
+
+/// The coordinator of a ``DiskCache`` directory: sizes and recency of every entry file,
+/// renames that publish new entries, and evictions.
+///
+/// Opening a cache does not scan its directory: the index loads in the background on the
+/// first operation that needs it (a write, a size query), while reads go straight to the
+/// files. Every rename and unlink of an entry file happens on this actor, so the
+/// accounting matches the directory after each call.
+actor DiskIndex {
+  let directory: String
+  let sizeLimit: Int
+  let syncsDirectory: Bool
+  let accesses: AccessLog
+
+  /// The entries by digest with their file sizes as costs; `nil` until loaded.
+  private var table: LRUTable<KeyDigest, Void>?
+  private var loading: Task<[POSIX.DirectoryEntry], any Error>?
+  /// Entries removed while a load was running, re-checked once it lands.
+  private var removedWhileLoading: [KeyDigest] = []
+
+  static let temporaryPrefix = ".kiln-tmp-"
+
+  init(directory: String, sizeLimit: Int?, syncsDirectory: Bool, accesses: AccessLog) {
+    self.directory = directory
+    self.sizeLimit = sizeLimit ?? .max
+    self.syncsDirectory = syncsDirectory
+    self.accesses = accesses
+  }
+
+  func path(for digest: KeyDigest) -> String {
+    directory + "/" + digest.fileName
+  }
+
+  // MARK: - Loading
+
+  private func ensureLoaded() async throws(DiskCacheError) {
+    if table != nil { return }
+    let task: Task<[POSIX.DirectoryEntry], any Error>
+    if let loading {
+      task = loading
+    } else {
+      let directory = self.directory
+      task = Task {
+        try await withCheckedThrowingContinuation { continuation in
+          // A large directory takes a while to list: not on the cooperative pool.
+          DispatchQueue.global().async {
+            continuation.resume(with: Result { try POSIX.listDirectory(directory) })
+          }
+        }
+      }
+      loading = task
+    }
+    let listing: [POSIX.DirectoryEntry]
+    do {
+      listing = try await task.value
+    } catch {
+      if loading == task { loading = nil }
+      throw .fileSystem(error as? FileSystemError ?? FileSystemError(operation: "opendir", path: directory, code: 0))
+    }
+    if table != nil { return }  // removeAll or a concurrent caller got there first
+    loading = nil
+    var table = LRUTable<KeyDigest, Void>(costLimit: sizeLimit)
+    var evicted: [KeyDigest] = []
+    let me = POSIX.processID
+    for entry in listing.sorted(by: { $0.modified < $1.modified }) {
+      if entry.name.hasPrefix(Self.temporaryPrefix) {
+        // Left behind by a writer that died between writing and renaming.
+        let pid = entry.name.dropFirst(Self.temporaryPrefix.count).split(separator: "-").first.flatMap { Int32($0) }
+        if let pid, pid != me, !POSIX.processExists(pid) {
+          try? POSIX.remove(directory + "/" + entry.name)
+        }
+        continue
+      }
+      guard entry.isRegularFile, let digest = KeyDigest(fileName: entry.name) else { continue }
+      let discards = table.insert((), forKey: digest, cost: entry.size, storedAt: 0, expiresAt: .infinity)
+      evicted += discards.evicted.map(\.key)
+    }
+    for digest in removedWhileLoading where POSIX.identity(of: path(for: digest)) == nil {
+      table.remove(digest)
+    }
+    removedWhileLoading = []
+    for digest in evicted { try? POSIX.remove(path(for: digest)) }
+    self.table = table
+  }
+
+  /// Loads the index now (normally it loads on first need).
+  func load() async throws(DiskCacheError) {
+    try await ensureLoaded()
+  }
+
+  private func applyAccesses() {
+    for digest in accesses.drain() { table?.touch(digest) }
+  }
+
+  // MARK: - Changes
+
+  /// Publishes a written temporary file as the entry for `digest` and evicts least
+  /// recently used entries until the size limit holds.
+  func commit(temporary: String, digest: KeyDigest, size: Int) async throws(DiskCacheError) {
+    do {
+      try await ensureLoaded()
+    } catch {
+      try? POSIX.remove(temporary)
+      throw error
+    }
+    let destination = path(for: digest)
+    do {
+      try POSIX.rename(temporary, to: destination)
+      if syncsDirectory { try POSIX.syncDirectory(directory) }
+    } catch {
+      try? POSIX.remove(temporary)
+      throw .fileSystem(error)
+    }
+    applyAccesses()
+    let discards = table!.insert((), forKey: digest, cost: size, storedAt: 0, expiresAt: .infinity)
+    for node in discards.evicted { try? POSIX.remove(path(for: node.key)) }
+  }
+
+  /// Removes the entry for `digest`.
+  func remove(_ digest: KeyDigest) throws(DiskCacheError) {
+    do { try POSIX.remove(path(for: digest)) } catch { throw .fileSystem(error) }
+    forget(digest)
+  }
+
+  /// Removes the entry file for `digest` only if it is still the file that was read (a
+  /// newer file renamed over it in the meantime is kept).
+  func remove(_ digest: KeyDigest, ifStill identity: FileIdentity) {
+    let path = path(for: digest)
+    guard POSIX.identity(of: path) == identity else { return }
+    try? POSIX.remove(path)
+    forget(digest)
+  }
+
+  private func forget(_ digest: KeyDigest) {
+    if table != nil {
+      table!.remove(digest)
+    } else if loading != nil {
+      removedWhileLoading.append(digest)
+    }
+  }
+
+  /// Removes every entry file (and stale temporary files).
+  func removeAll() throws(DiskCacheError) {
+    let listing: [POSIX.DirectoryEntry]
+    do { listing = try POSIX.listDirectory(directory, withAttributes: false) } catch { throw .fileSystem(error) }
+    var failure: FileSystemError?
+    for entry in listing where KeyDigest(fileName: entry.name) != nil {
+      do { try POSIX.remove(directory + "/" + entry.name) } catch { failure = failure ?? error }
+    }
+    table = LRUTable(costLimit: sizeLimit)
+    loading = nil
+    removedWhileLoading = []
+    _ = accesses.drain()
+    if let failure { throw .fileSystem(failure) }
+  }
+
+  /// Removes the entries whose files `isExpired` judges expired.
+  func removeEntries(where isExpired: (KeyDigest) -> FileIdentity?) async throws(DiskCacheError) -> Int {
+    try await ensureLoaded()
+    var removed = 0
+    for digest in table!.keysOldestFirst {
+      if let identity = isExpired(digest) {
+        remove(digest, ifStill: identity)
+        removed += 1
+      }
+    }
+    return removed
+  }
+
+  // MARK: - Inspecting
+
+  func totalSize() async throws(DiskCacheError) -> Int {
+    try await ensureLoaded()
+    return table!.totalCost
+  }
+
+  func count() async throws(DiskCacheError) -> Int {
+    try await ensureLoaded()
+    return table!.count
+  }
+
+  /// The digests, least recently used first.
+  func digestsOldestFirst() async throws(DiskCacheError) -> [KeyDigest] {
+    try await ensureLoaded()
+    applyAccesses()
+    return table!.keysOldestFirst
+  }
+}

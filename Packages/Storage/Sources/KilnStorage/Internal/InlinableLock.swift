@@ -1,0 +1,62 @@
+import _KilnSynchronization
+
+/// State guarded by a ``KilnMutex`` whose critical sections can be inlined (and so
+/// specialised) into the caller's module.
+///
+/// `KilnMutex` is a `package` type, which `@inlinable` public code may not mention. This
+/// wrapper keeps the lock a `KilnMutex` — its ThreadSanitizer annotations included — behind
+/// one non-inlinable call, ``run(_:)``, while the work done under the lock stays inlinable:
+/// a `MemoryCache<Int, Int>` hit then costs a dictionary lookup and a few array writes in
+/// the caller's own specialised code, instead of generic code through witness tables.
+///
+/// The guarded state lives in a heap cell reached through a pointer, so that accessing it
+/// needs no dynamic exclusivity check.
+@usableFromInline
+final class InlinableLock<State>: @unchecked Sendable {
+  // Why `@unchecked Sendable` is sound: `cell` is read and written only inside `run(_:)`,
+  // that is, while `mutex` is held (``withLock(_:)`` is the only caller, and the
+  // initialiser and deinitialiser run before and after any sharing). KilnMutex provides
+  // mutual exclusion and the happens-before edges between critical sections, and reports
+  // them to ThreadSanitizer under -DKILN_TSAN. The state itself never leaves the lock
+  // except as copies returned by the critical section.
+  @usableFromInline
+  let cell: UnsafeMutablePointer<State>
+  private let mutex = KilnMutex(())
+
+  @usableFromInline
+  init(_ state: State) {
+    cell = .allocate(capacity: 1)
+    cell.initialize(to: state)
+  }
+
+  deinit {
+    cell.deinitialize(count: 1)
+    cell.deallocate()
+  }
+
+  /// Runs `body` with the lock held.
+  @usableFromInline
+  func run(_ body: () -> Void) {
+    runLocked(mutex, body)
+  }
+
+  /// Runs `body` with exclusive access to the state.
+  ///
+  /// Never `await`, call user code, or release values whose deinitialisers might run user
+  /// code inside `body`: return them instead.
+  @inlinable
+  func withLock<Result>(_ body: (inout State) -> Result) -> Result {
+    // The result goes through uninitialised stack memory rather than an Optional, whose
+    // enum-tag handling of a large `Result` costs more than the critical section.
+    withUnsafeTemporaryAllocation(of: Result.self, capacity: 1) { result in
+      run { result.initializeElement(at: 0, to: body(&cell.pointee)) }
+      return result.moveElement(from: 0)
+    }
+  }
+}
+
+/// The critical section itself, outside any generic context so that `KilnMutex.withLock`
+/// is specialised once, here.
+private func runLocked(_ mutex: borrowing KilnMutex<Void>, _ body: () -> Void) {
+  mutex.withLock { (_: inout sending Void) throws(Never) -> sending Void in body() }
+}

@@ -1,0 +1,57 @@
+// The 128-bit name of a key on disk: the first half of the SHA-256 of its encoded bytes.
+// Stable across processes and platforms (unlike Swift's randomly seeded `Hasher`).
+
+/// A 128-bit digest of an encoded key.
+struct KeyDigest: Hashable, Sendable {
+  var high: UInt64
+  var low: UInt64
+
+  /// The SHA-256 based digest of `bytes`.
+  static func sha256(_ bytes: [UInt8]) -> KeyDigest {
+    let hash = SHA256.hash(bytes)
+    var high: UInt64 = 0
+    var low: UInt64 = 0
+    for index in 0..<8 {
+      high = high << 8 | UInt64(hash[index])
+      low = low << 8 | UInt64(hash[index + 8])
+    }
+    return KeyDigest(high: high, low: low)
+  }
+
+  private static let hexDigits = Array("0123456789abcdef".utf8)
+
+  /// 32 lowercase hexadecimal digits.
+  var fileName: String {
+    var characters = [UInt8](repeating: 0, count: 32)
+    for index in 0..<16 {
+      let byte = UInt8(
+        truncatingIfNeeded: (index < 8 ? high >> UInt64(56 - index * 8) : low >> UInt64(120 - index * 8)))
+      characters[index * 2] = Self.hexDigits[Int(byte >> 4)]
+      characters[index * 2 + 1] = Self.hexDigits[Int(byte & 0xF)]
+    }
+    return String(decoding: characters, as: UTF8.self)
+  }
+
+  /// Parses a file name made by ``fileName``; `nil` for any other name.
+  init?(fileName: some StringProtocol) {
+    let utf8 = Array(fileName.utf8)
+    guard utf8.count == 32 else { return nil }
+    var high: UInt64 = 0
+    var low: UInt64 = 0
+    for (index, character) in utf8.enumerated() {
+      let nibble: UInt64
+      switch character {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = UInt64(character - UInt8(ascii: "0"))
+      case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = UInt64(character - UInt8(ascii: "a") + 10)
+      default: return nil
+      }
+      if index < 16 { high = high << 4 | nibble } else { low = low << 4 | nibble }
+    }
+    self.init(high: high, low: low)
+  }
+
+  init(high: UInt64, low: UInt64) {
+    self.high = high
+    self.low = low
+  }
+}

@@ -1,0 +1,352 @@
+// The bookkeeping behind every bounded Kiln cache: a dictionary from key to slot, an
+// array of nodes, and a doubly linked recency list threaded through a parallel array of
+// links (least recently used first). Every operation is O(1) except the explicit sweeps.
+// Not thread-safe: the owner guards it (MemoryCache and SerializableCache with a
+// KilnMutex, DiskCache's index with an actor).
+//
+// Everything is `@inlinable` so that MemoryCache's hot path specialises in the caller's
+// module for the caller's key and value types (unspecialised generic code is ~20x slower).
+// The links live apart from the nodes so that reordering touches only plain integers.
+
+/// A key's entry in an ``LRUTable``.
+@usableFromInline
+struct LRUNode<Key: Hashable, Value> {
+  @usableFromInline var key: Key
+  @usableFromInline var value: Value
+  /// The entry's cost against the table's cost limit.
+  @usableFromInline var cost: Int
+  /// Seconds since the reference date when the entry was stored.
+  @usableFromInline var storedAt: Double
+  /// Seconds since the reference date when the entry expires; `.infinity` for never.
+  @usableFromInline var expiresAt: Double
+
+  @inlinable
+  init(key: Key, value: Value, cost: Int, storedAt: Double, expiresAt: Double) {
+    self.key = key
+    self.value = value
+    self.cost = cost
+    self.storedAt = storedAt
+    self.expiresAt = expiresAt
+  }
+}
+
+/// A slot's neighbours in the recency list; -1 for none.
+@usableFromInline
+struct LRULink {
+  /// The next less recently used slot.
+  @usableFromInline var older: Int
+  /// The next more recently used slot.
+  @usableFromInline var newer: Int
+
+  @inlinable
+  init(older: Int, newer: Int) {
+    self.older = older
+    self.newer = newer
+  }
+}
+
+/// What an insertion pushed out: the value it replaced and the entries it evicted.
+///
+/// Returned so that the owner can release them (and run their deinitialisers) after
+/// leaving its lock. The first eviction is held inline: a full cache evicts one entry per
+/// insertion, and that should not allocate.
+@usableFromInline
+struct LRUDiscards<Key: Hashable, Value> {
+  /// The previous value of the inserted key, if any.
+  @usableFromInline var replaced: Value?
+  /// The first entry evicted, if any.
+  @usableFromInline var firstEvicted: LRUNode<Key, Value>?
+  /// The other entries evicted, least recently used first.
+  @usableFromInline var moreEvicted: [LRUNode<Key, Value>] = []
+
+  @inlinable
+  init() {}
+
+  /// How many entries were evicted.
+  @inlinable
+  var evictedCount: Int {
+    firstEvicted == nil ? 0 : 1 + moreEvicted.count
+  }
+
+  /// Every evicted entry, least recently used first.
+  @inlinable
+  var evicted: [LRUNode<Key, Value>] {
+    guard let firstEvicted else { return [] }
+    return [firstEvicted] + moreEvicted
+  }
+
+  @inlinable
+  mutating func append(_ node: LRUNode<Key, Value>) {
+    if firstEvicted == nil { firstEvicted = node } else { moreEvicted.append(node) }
+  }
+}
+
+/// A key-value table in least-recently-used order with optional count and cost limits.
+@usableFromInline
+struct LRUTable<Key: Hashable, Value> {
+  @usableFromInline var slots: [Key: Int] = [:]
+  @usableFromInline var nodes: ContiguousArray<LRUNode<Key, Value>?> = []
+  @usableFromInline var links: ContiguousArray<LRULink> = []
+  @usableFromInline var freeSlots: [Int] = []
+  @usableFromInline var oldest = -1
+  @usableFromInline var newest = -1
+
+  /// The sum of the costs of every entry.
+  @usableFromInline var totalCost = 0
+
+  /// The largest number of entries; `Int.max` for no limit.
+  @usableFromInline var countLimit: Int
+
+  /// The largest total cost; `Int.max` for no limit.
+  @usableFromInline var costLimit: Int
+
+  @inlinable
+  init(countLimit: Int = .max, costLimit: Int = .max) {
+    self.countLimit = countLimit
+    self.costLimit = costLimit
+  }
+
+  /// The number of entries.
+  @inlinable
+  var count: Int { slots.count }
+
+  @inlinable
+  var isEmpty: Bool { slots.isEmpty }
+
+  /// The entry for `key` without changing the order.
+  @inlinable
+  func peek(_ key: Key) -> LRUNode<Key, Value>? {
+    guard let slot = slots[key] else { return nil }
+    return nodes[slot]
+  }
+
+  /// The entry for `key`, marked as the most recently used.
+  @inlinable
+  mutating func get(_ key: Key) -> LRUNode<Key, Value>? {
+    guard let slot = slots[key] else { return nil }
+    moveToNewest(slot)
+    return nodes[slot]
+  }
+
+  /// Marks `key` as the most recently used; `false` when absent.
+  @inlinable
+  @discardableResult
+  mutating func touch(_ key: Key) -> Bool {
+    guard let slot = slots[key] else { return false }
+    moveToNewest(slot)
+    return true
+  }
+
+  /// Whether an entry of `cost` could ever fit under the limits.
+  @inlinable
+  func canHold(cost: Int) -> Bool {
+    cost <= costLimit && countLimit > 0
+  }
+
+  /// Inserts or replaces the entry for `key` as the most recently used, then evicts the
+  /// least recently used entries until both limits hold.
+  ///
+  /// - Precondition: ``canHold(cost:)`` is `true` for `cost`.
+  @inlinable
+  mutating func insert(
+    _ value: Value,
+    forKey key: Key,
+    cost: Int,
+    storedAt: Double,
+    expiresAt: Double
+  ) -> LRUDiscards<Key, Value> {
+    var discards = LRUDiscards<Key, Value>()
+    insert(value, forKey: key, cost: cost, storedAt: storedAt, expiresAt: expiresAt, into: &discards)
+    return discards
+  }
+
+  /// ``insert(_:forKey:cost:storedAt:expiresAt:)`` collecting what leaves into the caller's
+  /// `discards`, which saves moving them out of a critical section.
+  @inlinable
+  mutating func insert(
+    _ value: Value,
+    forKey key: Key,
+    cost: Int,
+    storedAt: Double,
+    expiresAt: Double,
+    into discards: inout LRUDiscards<Key, Value>
+  ) {
+    let candidate = freeSlots.last ?? nodes.count
+    var isNew = false
+    // One hash lookup: the defaulted subscript inserts the candidate slot when absent.
+    let slot: Int = Self.claim(&slots[key, default: -1], candidate: candidate, isNew: &isNew)
+    if isNew {
+      let node = LRUNode(key: key, value: value, cost: cost, storedAt: storedAt, expiresAt: expiresAt)
+      if candidate == nodes.count {
+        nodes.append(node)
+        links.append(LRULink(older: -1, newer: -1))
+      } else {
+        freeSlots.removeLast()
+        nodes[candidate] = node
+      }
+      link(slot)
+    } else {
+      totalCost -= nodes[slot]!.cost
+      discards.replaced = Self.exchange(&nodes[slot]!.value, with: value)
+      nodes[slot]!.cost = cost
+      nodes[slot]!.storedAt = storedAt
+      nodes[slot]!.expiresAt = expiresAt
+      moveToNewest(slot)
+    }
+    totalCost += cost
+    while slots.count > countLimit || totalCost > costLimit, oldest != slot, let evicted = removeOldest() {
+      discards.append(evicted)
+    }
+  }
+
+  @inlinable
+  static func exchange(_ target: inout Value, with value: Value) -> Value {
+    let old = target
+    target = value
+    return old
+  }
+
+  @inlinable
+  @inline(__always)
+  static func claim(_ slot: inout Int, candidate: Int, isNew: inout Bool) -> Int {
+    if slot < 0 {
+      slot = candidate
+      isNew = true
+    }
+    return slot
+  }
+
+  /// Removes the entry for `key`.
+  @inlinable
+  @discardableResult
+  mutating func remove(_ key: Key) -> LRUNode<Key, Value>? {
+    guard let slot = slots.removeValue(forKey: key) else { return nil }
+    return release(slot)
+  }
+
+  /// Removes the entry for `key` if `predicate` accepts it.
+  @inlinable
+  mutating func remove(_ key: Key, if predicate: (LRUNode<Key, Value>) -> Bool) -> LRUNode<Key, Value>? {
+    guard let slot = slots[key], predicate(nodes[slot]!) else { return nil }
+    slots[key] = nil
+    return release(slot)
+  }
+
+  /// Removes and returns the least recently used entry.
+  @inlinable
+  mutating func removeOldest() -> LRUNode<Key, Value>? {
+    guard oldest >= 0 else { return nil }
+    let slot = oldest
+    slots[nodes[slot]!.key] = nil
+    return release(slot)
+  }
+
+  /// The least recently used entry.
+  @inlinable
+  var oldestEntry: LRUNode<Key, Value>? {
+    oldest >= 0 ? nodes[oldest] : nil
+  }
+
+  /// Evicts least recently used entries until both limits hold.
+  @inlinable
+  mutating func enforceLimits() -> [LRUNode<Key, Value>] {
+    var evicted: [LRUNode<Key, Value>] = []
+    while slots.count > countLimit || totalCost > costLimit, let node = removeOldest() {
+      evicted.append(node)
+    }
+    return evicted
+  }
+
+  /// Removes every entry that has expired at `now` (O(n)).
+  @inlinable
+  mutating func removeExpired(at now: Double) -> [LRUNode<Key, Value>] {
+    var removed: [LRUNode<Key, Value>] = []
+    var slot = oldest
+    while slot >= 0 {
+      let next = links[slot].newer
+      let node = nodes[slot]!
+      if now > node.expiresAt {
+        slots[node.key] = nil
+        removed.append(release(slot))
+      }
+      slot = next
+    }
+    return removed
+  }
+
+  /// Empties the table and returns the old storage, so the owner can release the values
+  /// outside its lock.
+  @inlinable
+  mutating func removeAll() -> ContiguousArray<LRUNode<Key, Value>?> {
+    let old = nodes
+    slots = [:]
+    nodes = []
+    links = []
+    freeSlots = []
+    oldest = -1
+    newest = -1
+    totalCost = 0
+    return old
+  }
+
+  /// Every entry, least recently used first.
+  @inlinable
+  var entriesOldestFirst: [LRUNode<Key, Value>] {
+    var result: [LRUNode<Key, Value>] = []
+    result.reserveCapacity(slots.count)
+    var slot = oldest
+    while slot >= 0 {
+      result.append(nodes[slot]!)
+      slot = links[slot].newer
+    }
+    return result
+  }
+
+  /// The keys, least recently used first.
+  @inlinable
+  var keysOldestFirst: [Key] {
+    entriesOldestFirst.map(\.key)
+  }
+
+  // MARK: - Linking
+
+  @inlinable
+  mutating func release(_ slot: Int) -> LRUNode<Key, Value> {
+    unlink(slot)
+    let node = nodes[slot]!
+    nodes[slot] = nil
+    totalCost -= node.cost
+    if slot == nodes.count - 1 {
+      nodes.removeLast()
+      links.removeLast()
+    } else {
+      freeSlots.append(slot)
+    }
+    return node
+  }
+
+  /// Appends `slot` as the newest.
+  @inlinable
+  @inline(__always)
+  mutating func link(_ slot: Int) {
+    links[slot] = LRULink(older: newest, newer: -1)
+    if newest >= 0 { links[newest].newer = slot } else { oldest = slot }
+    newest = slot
+  }
+
+  @inlinable
+  @inline(__always)
+  mutating func unlink(_ slot: Int) {
+    let link = links[slot]
+    if link.older >= 0 { links[link.older].newer = link.newer } else { oldest = link.newer }
+    if link.newer >= 0 { links[link.newer].older = link.older } else { newest = link.older }
+  }
+
+  @inlinable
+  @inline(__always)
+  mutating func moveToNewest(_ slot: Int) {
+    guard slot != newest else { return }
+    unlink(slot)
+    link(slot)
+  }
+}

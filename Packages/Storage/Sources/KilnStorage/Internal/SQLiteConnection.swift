@@ -1,0 +1,170 @@
+import CKilnSQLite
+import Dispatch
+import Foundation
+
+/// `SQLITE_TRANSIENT`: SQLite copies bound bytes (the C macro does not import).
+private let transient = unsafeBitCast(Int(-1), to: sqlite3_destructor_type.self)
+
+/// One SQLite connection with its prepared statements.
+///
+/// Why `@unchecked Sendable` is sound: a connection is opened with `SQLITE_OPEN_NOMUTEX`
+/// and used by one thread at a time — the writer's lives on the writer actor, each reader
+/// is either idle in the pool (touched by nobody) or checked out under the pool's lock by
+/// exactly one caller until it is returned. Moving it between threads between uses is
+/// allowed by SQLite in that mode.
+final class SQLiteConnection: @unchecked Sendable {
+  let handle: OpaquePointer
+  let path: String
+  private var statements: [String: OpaquePointer] = [:]
+
+  init(path: String, readOnly: Bool, busyTimeout: Duration) throws(SQLiteStoreError) {
+    var handle: OpaquePointer?
+    let flags =
+      (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+    let code = sqlite3_open_v2(path, &handle, flags, nil)
+    guard code == SQLITE_OK, let handle else {
+      let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+      if let handle { sqlite3_close_v2(handle) }
+      throw .openFailed(path: path, code: code, message: message)
+    }
+    self.handle = handle
+    self.path = path
+    sqlite3_extended_result_codes(handle, 1)
+    let milliseconds =
+      busyTimeout.components.seconds * 1_000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+    sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+  }
+
+  deinit {
+    for statement in statements.values { sqlite3_finalize(statement) }
+    sqlite3_close_v2(handle)
+  }
+
+  /// Runs SQL without results (pragmas, schema, transaction control).
+  func execute(_ sql: String) throws(SQLiteStoreError) {
+    var message: UnsafeMutablePointer<CChar>?
+    let code = sqlite3_exec(handle, sql, nil, nil, &message)
+    if code != SQLITE_OK {
+      let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+      sqlite3_free(message)
+      throw error(code: code, message: text)
+    }
+  }
+
+  /// A cached prepared statement for `sql`, reset and cleared of bindings.
+  func statement(_ sql: String) throws(SQLiteStoreError) -> SQLiteStatement {
+    if let cached = statements[sql] {
+      return SQLiteStatement(handle: cached, connection: self)
+    }
+    var statement: OpaquePointer?
+    let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+    guard code == SQLITE_OK, let statement else { throw lastError(code) }
+    statements[sql] = statement
+    return SQLiteStatement(handle: statement, connection: self)
+  }
+
+  func lastError(_ code: Int32) -> SQLiteStoreError {
+    error(code: code, message: String(cString: sqlite3_errmsg(handle)))
+  }
+
+  func error(code: Int32, message: String) -> SQLiteStoreError {
+    switch code & 0xFF {
+    case SQLITE_BUSY, SQLITE_LOCKED: .busy(message: message)
+    case SQLITE_NOTADB, SQLITE_CORRUPT: .notADatabase(path: path)
+    default: .sqlite(code: code, message: message)
+    }
+  }
+
+  /// Runs `body` in a `BEGIN IMMEDIATE` transaction (the write lock is taken up front, so
+  /// the busy timeout applies), committing on success and rolling back on error.
+  func writeTransaction<Result>(_ body: () throws(SQLiteStoreError) -> Result) throws(SQLiteStoreError) -> Result {
+    try execute("BEGIN IMMEDIATE")
+    do {
+      let result = try body()
+      try execute("COMMIT")
+      return result
+    } catch {
+      try? execute("ROLLBACK")
+      throw error
+    }
+  }
+}
+
+/// A prepared statement in use: bind, step, read columns; reset when done.
+struct SQLiteStatement {
+  let handle: OpaquePointer
+  let connection: SQLiteConnection
+
+  func bind(_ bytes: some ContiguousBytes, at index: Int32) throws(SQLiteStoreError) {
+    let code = bytes.withUnsafeBytes { buffer in
+      buffer.count == 0
+        ? sqlite3_bind_zeroblob(handle, index, 0)
+        : sqlite3_bind_blob(handle, index, buffer.baseAddress, Int32(buffer.count), transient)
+    }
+    if code != SQLITE_OK { throw connection.lastError(code) }
+  }
+
+  func bind(_ value: Double, at index: Int32) throws(SQLiteStoreError) {
+    let code = sqlite3_bind_double(handle, index, value)
+    if code != SQLITE_OK { throw connection.lastError(code) }
+  }
+
+  func bindNull(at index: Int32) throws(SQLiteStoreError) {
+    let code = sqlite3_bind_null(handle, index)
+    if code != SQLITE_OK { throw connection.lastError(code) }
+  }
+
+  /// Steps once: `true` for a row, `false` when done.
+  func step() throws(SQLiteStoreError) -> Bool {
+    let code = sqlite3_step(handle)
+    switch code {
+    case SQLITE_ROW: return true
+    case SQLITE_DONE: return false
+    default: throw connection.lastError(code)
+    }
+  }
+
+  func reset() {
+    sqlite3_reset(handle)
+    sqlite3_clear_bindings(handle)
+  }
+
+  func data(at column: Int32) -> Data {
+    let count = Int(sqlite3_column_bytes(handle, column))
+    guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return Data() }
+    return Data(bytes: pointer, count: count)
+  }
+
+  func double(at column: Int32) -> Double? {
+    sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : sqlite3_column_double(handle, column)
+  }
+
+  func int(at column: Int32) -> Int {
+    Int(sqlite3_column_int64(handle, column))
+  }
+}
+
+/// Runs an actor's jobs on a dedicated serial dispatch queue, so that blocking SQLite calls
+/// (waiting for another process's lock, an fsync) never occupy the cooperative pool.
+final class DispatchQueueExecutor: SerialExecutor {
+  let queue: DispatchQueue
+
+  init(label: String) {
+    queue = DispatchQueue(label: label)
+  }
+
+  func enqueue(_ job: consuming ExecutorJob) {
+    let job = UnownedJob(job)
+    let executor = asUnownedSerialExecutor()
+    queue.async { job.runSynchronously(on: executor) }
+  }
+
+  func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+    UnownedSerialExecutor(ordinary: self)
+  }
+}
+
+/// The number of rows the last statement changed.
+func sqlite3Changes(_ connection: SQLiteConnection) -> Int32 {
+  sqlite3_changes(connection.handle)
+}

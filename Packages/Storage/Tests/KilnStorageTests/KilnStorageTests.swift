@@ -1,1 +1,0 @@
-// Tests for KilnStorage arrive with its implementation (see Packages/Storage/README.md).

@@ -1,0 +1,233 @@
+import Foundation
+import KilnTesting
+import Testing
+
+@testable import KilnStorage
+
+@Suite("SQLiteStore", .timeLimit(.minutes(2)))
+struct SQLiteStoreTests {
+  @Test("values round-trip, and a new store on the file reads them")
+  func roundTripAndRestart() async throws {
+    try await withTemporaryDirectory { directory in
+      let url = directory.appendingPathComponent("cache.sqlite")
+      let now = ManualDate()
+      let store = try SQLiteStore<String, Article>(url: url, now: now.provider)
+      try await store.setValue(Article(id: 1, title: "one"), forKey: "a")
+      try await store.setValue(Article(id: 2, title: "two"), forKey: "b")
+      try await store.setValue(Article(id: 3, title: "three"), forKey: "a")
+      #expect(try await store.entry(forKey: "a") == CacheEntry(value: Article(id: 3, title: "three"), storedAt: now()))
+      #expect(try await store.value(forKey: "missing") == nil)
+      await store.close()
+
+      let reopened = try SQLiteStore<String, Article>(url: url)
+      #expect(try await reopened.value(forKey: "a") == Article(id: 3, title: "three"))
+      #expect(try await reopened.count == 2)
+      try await reopened.removeValue(forKey: "a")
+      #expect(try await reopened.value(forKey: "a") == nil)
+    }
+  }
+
+  @Test(
+    "hostile keys are plain blobs",
+    arguments: ["", "'; DROP TABLE kiln_cache; --", "nul\0byte", "🔥", String(repeating: "k", count: 10_240)])
+  func hostileKeys(key: String) async throws {
+    try await withTemporaryDirectory { directory in
+      let store = try SQLiteStore<String, String>(url: directory.appendingPathComponent("db.sqlite"))
+      try await store.setValue("v", forKey: key)
+      try await store.setValue("other", forKey: key + "x")
+      #expect(try await store.value(forKey: key) == "v")
+      #expect(try await store.count == 2)
+    }
+  }
+
+  @Test("empty values are stored as empty, not as NULL")
+  func emptyValues() async throws {
+    try await withTemporaryDirectory { directory in
+      let store = try SQLiteStore<String, Data>(url: directory.appendingPathComponent("db.sqlite"))
+      try await store.setValue(Data(), forKey: "empty")
+      #expect(try await store.value(forKey: "empty") == Data())
+    }
+  }
+
+  @Test("entries expire on the injected clock; removeExpired deletes the expired rows")
+  func expiry() async throws {
+    try await withTemporaryDirectory { directory in
+      let now = ManualDate()
+      let store = try SQLiteStore<String, Int>(
+        url: directory.appendingPathComponent("db.sqlite"), entryLifetime: .seconds(60), now: now.provider)
+      try await store.setValue(1, forKey: "a")
+      try await store.setValue(2, forKey: "b", expiresAt: now() + 600)
+      try await store.setValue(3, forKey: "c", expiresAt: .distantFuture)
+      #expect(try await store.entry(forKey: "a")?.expiresAt == now() + 60)
+      now.advance(by: .seconds(60))
+      #expect(try await store.value(forKey: "a") == 1)
+      now.advance(by: .seconds(1))
+      #expect(try await store.value(forKey: "a") == nil)
+      #expect(try await store.count == 2)
+      now.advance(by: .seconds(600))
+      #expect(try await store.removeExpired() == 2)
+      #expect(try await store.count == 1)
+    }
+  }
+
+  @Test("a batch is one transaction: with a value that cannot be encoded, nothing is written")
+  func batchIsAllOrNothing() async throws {
+    try await withTemporaryDirectory { directory in
+      let store = try SQLiteStore<String, Double>(
+        url: directory.appendingPathComponent("db.sqlite"), keyCodec: .automatic, valueCodec: .json())
+      try await store.setValues([("a", 1), ("b", 2)])
+      await #expect {
+        try await store.setValues([("c", 3), ("d", .nan), ("e", 5)])
+      } throws: { error in
+        guard case SQLiteStoreError.valueEncodingFailed = error else { return false }
+        return true
+      }
+      #expect(try await store.count == 2)
+      #expect(try await store.value(forKey: "c") == nil)
+    }
+  }
+
+  @Test(
+    "table names that are not plain identifiers are rejected",
+    arguments: ["", "1table", "a b", "x\"; DROP TABLE y; --", "naïve", String(repeating: "t", count: 65)])
+  func invalidTableNames(name: String) async throws {
+    try await withTemporaryDirectory { directory in
+      #expect {
+        _ = try SQLiteStore<String, Int>(url: directory.appendingPathComponent("db.sqlite"), table: name)
+      } throws: { error in
+        guard case SQLiteStoreError.invalidTableName(let rejected) = error else { return false }
+        return rejected == name
+      }
+    }
+  }
+
+  @Test("two stores with different tables share a file without touching each other")
+  func tablesAreIndependent() async throws {
+    try await withTemporaryDirectory { directory in
+      let url = directory.appendingPathComponent("db.sqlite")
+      let first = try SQLiteStore<String, Int>(url: url, table: "first")
+      let second = try SQLiteStore<String, Int>(url: url, table: "second")
+      try await first.setValue(1, forKey: "k")
+      try await second.setValue(2, forKey: "k")
+      try await first.removeAll()
+      #expect(try await first.value(forKey: "k") == nil)
+      #expect(try await second.value(forKey: "k") == 2)
+    }
+  }
+
+  @Test("a file that is not a database is a typed error and is left untouched")
+  func notADatabase() async throws {
+    try await withTemporaryDirectory { directory in
+      let url = directory.appendingPathComponent("notes.sqlite")
+      let contents = Data(String(repeating: "these are my notes, not a database. ", count: 200).utf8)
+      try contents.write(to: url)
+      #expect {
+        _ = try SQLiteStore<String, Int>(url: url)
+      } throws: { error in
+        guard case SQLiteStoreError.notADatabase = error else { return false }
+        return true
+      }
+      #expect(try Data(contentsOf: url) == contents)
+    }
+  }
+
+  @Test("a missing directory is an open error")
+  func missingDirectory() async throws {
+    try await withTemporaryDirectory { directory in
+      #expect {
+        _ = try SQLiteStore<String, Int>(url: directory.appendingPathComponent("missing/db.sqlite"))
+      } throws: { error in
+        guard case SQLiteStoreError.openFailed = error else { return false }
+        return true
+      }
+    }
+  }
+
+  @Test("a closed store throws closed")
+  func closed() async throws {
+    try await withTemporaryDirectory { directory in
+      let store = try SQLiteStore<String, Int>(url: directory.appendingPathComponent("db.sqlite"))
+      try await store.setValue(1, forKey: "a")
+      await store.close()
+      await #expect {
+        _ = try await store.value(forKey: "a")
+      } throws: { error in
+        guard case SQLiteStoreError.closed = error else { return false }
+        return true
+      }
+      await #expect {
+        try await store.setValue(2, forKey: "a")
+      } throws: { error in
+        guard case SQLiteStoreError.closed = error else { return false }
+        return true
+      }
+    }
+  }
+
+  @Test("a write waits for another connection's lock up to the busy timeout, then fails as busy")
+  func busyTimeout() async throws {
+    try await withTemporaryDirectory { directory in
+      let url = directory.appendingPathComponent("db.sqlite")
+      let store = try SQLiteStore<String, Int>(url: url, busyTimeout: .milliseconds(50))
+      let blocker = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: .zero)
+      try blocker.execute("BEGIN IMMEDIATE")
+      await #expect {
+        try await store.setValue(1, forKey: "a")
+      } throws: { error in
+        guard case SQLiteStoreError.busy = error else { return false }
+        return true
+      }
+      #expect(try await store.value(forKey: "a") == nil)  // reads never wait in WAL mode
+      try blocker.execute("ROLLBACK")
+      try await store.setValue(1, forKey: "a")
+      #expect(try await store.value(forKey: "a") == 1)
+    }
+  }
+
+  @Test("a cancelled task writes nothing")
+  func cancelledWrite() async throws {
+    try await withTemporaryDirectory { directory in
+      let store = try SQLiteStore<String, Int>(url: directory.appendingPathComponent("db.sqlite"))
+      let gate = Gate()
+      let write = Task {
+        try? await gate.wait()
+        try await store.setValue(1, forKey: "k")
+      }
+      write.cancel()
+      gate.open()
+      await #expect(throws: CancellationError.self) { try await write.value }
+      #expect(try await store.count == 0)
+    }
+  }
+
+  @Test("a row whose value no longer decodes reads as a miss")
+  func undecodableValue() async throws {
+    try await withTemporaryDirectory { directory in
+      let url = directory.appendingPathComponent("db.sqlite")
+      let strings = try SQLiteStore<String, String>(url: url)
+      try await strings.setValue("text", forKey: "k")
+      let articles = try SQLiteStore<String, Article>(url: url)
+      #expect(try await articles.value(forKey: "k") == nil)
+    }
+  }
+
+  @Test("many tasks writing and reading at once lose nothing")
+  func concurrentTasks() async throws {
+    try await withTemporaryDirectory { directory in
+      let store = try SQLiteStore<String, Int>(url: directory.appendingPathComponent("db.sqlite"))
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for worker in 0..<8 {
+          group.addTask {
+            for index in 0..<50 {
+              try await store.setValue(index, forKey: "w\(worker)-\(index)")
+              #expect(try await store.value(forKey: "w\(worker)-\(index)") == index)
+            }
+          }
+        }
+        try await group.waitForAll()
+      }
+      #expect(try await store.count == 400)
+      try await store.checkpoint()
+    }
+  }
+}

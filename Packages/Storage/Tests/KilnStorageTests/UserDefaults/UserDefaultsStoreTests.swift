@@ -1,0 +1,148 @@
+import Foundation
+import KilnStorage
+import KilnTesting
+import Testing
+
+/// A throwaway defaults suite, removed after `body`, so tests never touch the real domain.
+func withTemporaryDefaults<Result>(_ body: (UserDefaults) throws -> Result) throws -> Result {
+  let name = "kiln-storage-tests-\(UUID().uuidString)"
+  let defaults = try #require(UserDefaults(suiteName: name))
+  defer {
+    defaults.removePersistentDomain(forName: name)
+  }
+  return try body(defaults)
+}
+
+@Suite("UserDefaultsStore", .timeLimit(.minutes(1)))
+struct UserDefaultsStoreTests {
+  @Test("values round-trip through a suite and a second store on it reads them")
+  func roundTrip() throws {
+    try withTemporaryDefaults { defaults in
+      let now = ManualDate()
+      let store = UserDefaultsStore<String, Article>(defaults: defaults, now: now.provider)
+      try store.setValue(Article(id: 1, title: "a"), forKey: "a", expiresAt: nil)
+      try store.setValue(Article(id: 2, title: "b"), forKey: "a", expiresAt: nil)
+      #expect(try store.entry(forKey: "a") == CacheEntry(value: Article(id: 2, title: "b"), storedAt: now()))
+      #expect(store.value(forKey: "missing") == nil)
+      let again = UserDefaultsStore<String, Article>(defaults: defaults)
+      #expect(again.value(forKey: "a") == Article(id: 2, title: "b"))
+      try again.removeValue(forKey: "a")
+      #expect(store.value(forKey: "a") == nil)
+    }
+  }
+
+  @Test("entries expire on the injected clock")
+  func expiry() throws {
+    try withTemporaryDefaults { defaults in
+      let now = ManualDate()
+      let store = UserDefaultsStore<String, Int>(defaults: defaults, entryLifetime: .seconds(10), now: now.provider)
+      try store.setValue(1, forKey: "k", expiresAt: nil)
+      now.advance(by: .seconds(10))
+      #expect(store.value(forKey: "k") == 1)
+      now.advance(by: .seconds(1))
+      #expect(store.value(forKey: "k") == nil)
+      #expect(defaults.data(forKey: "kiln.str:k") == nil)
+    }
+  }
+
+  @Test("a preference that is not an entry reads as a miss and is removed")
+  func corruptPreference() throws {
+    try withTemporaryDefaults { defaults in
+      let store = UserDefaultsStore<String, Int>(defaults: defaults)
+      defaults.set(Data("garbage".utf8), forKey: "kiln.str:k")
+      #expect(store.value(forKey: "k") == nil)
+      #expect(defaults.object(forKey: "kiln.str:k") == nil)
+    }
+  }
+
+  @Test("removeAll removes exactly the preferences with the store's prefix")
+  func removeAllKeepsOthers() throws {
+    try withTemporaryDefaults { defaults in
+      let store = UserDefaultsStore<String, Int>(defaults: defaults, keyPrefix: "cache.")
+      try store.setValue(1, forKey: "a", expiresAt: nil)
+      try store.setValue(2, forKey: "nul\0key", expiresAt: nil)
+      defaults.set("keep", forKey: "user.setting")
+      #expect(store.value(forKey: "nul\0key") == 2)
+      store.removeAll()
+      #expect(store.value(forKey: "a") == nil)
+      #expect(store.value(forKey: "nul\0key") == nil)
+      #expect(defaults.string(forKey: "user.setting") == "keep")
+    }
+  }
+
+  @Test("an unencodable value is a typed error and changes nothing")
+  func encodingFailure() throws {
+    try withTemporaryDefaults { defaults in
+      let store = UserDefaultsStore<String, Double>(
+        defaults: defaults, keyCodec: .automatic, valueCodec: .json())
+      try store.setValue(1, forKey: "k", expiresAt: nil)
+      #expect {
+        try store.setValue(.nan, forKey: "k", expiresAt: nil)
+      } throws: { error in
+        guard case UserDefaultsStoreError.valueEncodingFailed = error else { return false }
+        return true
+      }
+      #expect(store.value(forKey: "k") == 1)
+    }
+  }
+
+  @Test("it is a KeyValueStore")
+  func keyValueStore() async throws {
+    let name = "kiln-storage-tests-\(UUID().uuidString)"
+    let defaults = try #require(UserDefaults(suiteName: name))
+    defer { defaults.removePersistentDomain(forName: name) }
+    let store: any KeyValueStore<String, Int> = UserDefaultsStore<String, Int>(defaults: defaults)
+    try await store.setValue(3, forKey: "k", expiresAt: nil)
+    #expect(try await store.value(forKey: "k") == 3)
+    try await store.removeAll()
+    #expect(try await store.value(forKey: "k") == nil)
+  }
+}
+
+@Suite("UserDefaultsListStore", .timeLimit(.minutes(1)))
+struct UserDefaultsListStoreTests {
+  @Test("appends keep the list in order and bounded, dropping the oldest")
+  func bounded() throws {
+    try withTemporaryDefaults { defaults in
+      let store = UserDefaultsListStore<String, Int>(defaults: defaults, maximumEntriesPerKey: 3)
+      for value in 1...5 { try store.append(value, forKey: "k") }
+      #expect(store.entries(forKey: "k").map(\.value) == [3, 4, 5])
+      #expect(store.entry(forKey: "k")?.value == 5)
+      #expect(store.entries(forKey: "other").isEmpty)
+    }
+  }
+
+  @Test("expired entries are skipped when read and dropped on the next append")
+  func expiry() throws {
+    try withTemporaryDefaults { defaults in
+      let now = ManualDate()
+      let store = UserDefaultsListStore<String, Int>(defaults: defaults, maximumEntriesPerKey: 10, now: now.provider)
+      try store.append(1, forKey: "k", expiresAt: now() + 10)
+      try store.append(2, forKey: "k", expiresAt: now() + 100)
+      try store.append(3, forKey: "k", expiresAt: now() + 5)
+      now.advance(by: .seconds(20))
+      #expect(store.entries(forKey: "k").map(\.value) == [2])
+      #expect(store.entry(forKey: "k")?.value == 2)
+      try store.setValue(4, forKey: "k", expiresAt: nil)
+      #expect((defaults.array(forKey: "kiln.list.str:k") ?? []).count == 2)
+    }
+  }
+
+  @Test("removeValue drops the whole list; concurrent appends lose nothing within the bound")
+  func removeAndConcurrency() async throws {
+    let name = "kiln-storage-tests-\(UUID().uuidString)"
+    let defaults = try #require(UserDefaults(suiteName: name))
+    defer { defaults.removePersistentDomain(forName: name) }
+    let store = UserDefaultsListStore<String, Int>(defaults: defaults, maximumEntriesPerKey: 100)
+    await withTaskGroup(of: Void.self) { group in
+      for worker in 0..<4 {
+        group.addTask {
+          for index in 0..<20 { try? store.append(worker * 100 + index, forKey: "k") }
+        }
+      }
+    }
+    #expect(store.entries(forKey: "k").count == 80)
+    try store.removeValue(forKey: "k")
+    #expect(store.entries(forKey: "k").isEmpty)
+  }
+}
