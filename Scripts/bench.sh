@@ -3,7 +3,7 @@
 # same run, their ratio, and the target from Benchmarks/Benchmarks/<Target>/targets.tsv.
 #
 #   Scripts/bench.sh                    every benchmark target
-#   Scripts/bench.sh --filter 'Memory'  only cases matching a regular expression
+#   Scripts/bench.sh --filter 'MemoryCache.*'  only cases whose whole name matches
 #   Scripts/bench.sh --target CoreBenchmarks
 #
 # Arguments are passed to `swift package benchmark`. Exits 1 when a target is missed.

@@ -1,13 +1,13 @@
-import _KilnSynchronization
+// Public: the inlinable lock below is specialised in the caller's module.
+public import _KilnSynchronization
 
 /// State guarded by a ``KilnMutex`` whose critical sections can be inlined (and so
 /// specialised) into the caller's module.
 ///
-/// `KilnMutex` is a `package` type, which `@inlinable` public code may not mention. This
-/// wrapper keeps the lock a `KilnMutex` — its ThreadSanitizer annotations included — behind
-/// one non-inlinable call, ``run(_:)``, while the work done under the lock stays inlinable:
-/// a `MemoryCache<Int, Int>` hit then costs a dictionary lookup and a few array writes in
-/// the caller's own specialised code, instead of generic code through witness tables.
+/// The lock is a `KilnMutex` (its ThreadSanitizer annotations included) and everything,
+/// the lock and the work done under it, is inlinable: a `MemoryCache<Int, Int>` hit costs
+/// a dictionary lookup and a few array writes in the caller's own specialised code, instead
+/// of generic code through witness tables.
 ///
 /// The guarded state lives in a heap cell reached through a pointer, so that accessing it
 /// needs no dynamic exclusivity check.
@@ -21,7 +21,8 @@ final class InlinableLock<State>: @unchecked Sendable {
   // except as copies returned by the critical section.
   @usableFromInline
   let cell: UnsafeMutablePointer<State>
-  private let mutex = KilnMutex(())
+  @usableFromInline
+  let mutex = KilnMutex(())
 
   @usableFromInline
   init(_ state: State) {
@@ -35,9 +36,9 @@ final class InlinableLock<State>: @unchecked Sendable {
   }
 
   /// Runs `body` with the lock held.
-  @usableFromInline
+  @inlinable
   func run(_ body: () -> Void) {
-    runLocked(mutex, body)
+    mutex.withLock { (_: inout sending Void) throws(Never) -> sending Void in body() }
   }
 
   /// Runs `body` with exclusive access to the state.
@@ -53,10 +54,4 @@ final class InlinableLock<State>: @unchecked Sendable {
       return result.moveElement(from: 0)
     }
   }
-}
-
-/// The critical section itself, outside any generic context so that `KilnMutex.withLock`
-/// is specialised once, here.
-private func runLocked(_ mutex: borrowing KilnMutex<Void>, _ body: () -> Void) {
-  mutex.withLock { (_: inout sending Void) throws(Never) -> sending Void in body() }
 }

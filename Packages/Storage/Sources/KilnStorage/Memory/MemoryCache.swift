@@ -226,17 +226,21 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
     let stored = storedAt.timeIntervalSinceReferenceDate
     let expires = expiresAt?.timeIntervalSinceReferenceDate ?? .infinity
     // What leaves the cache is collected here and released after the lock is dropped.
-    var discards = LRUDiscards<Key, Value>()
+    var replaced: Value?
+    var firstEvicted: LRUNode<Key, Value>?
+    var moreEvicted: [LRUNode<Key, Value>] = []
     state.withLock { state in
       guard state.table.canHold(cost: cost) else {
         state.statistics.rejections += 1
-        discards.replaced = state.table.remove(key)?.value
+        replaced = state.table.remove(key)?.value
         return
       }
-      state.table.insert(value, forKey: key, cost: cost, storedAt: stored, expiresAt: expires, into: &discards)
-      if discards.firstEvicted != nil { state.statistics.evictions += discards.evictedCount }
+      state.table.insert(
+        value, forKey: key, cost: cost, storedAt: stored, expiresAt: expires,
+        replaced: &replaced, firstEvicted: &firstEvicted, moreEvicted: &moreEvicted)
+      if firstEvicted != nil { state.statistics.evictions += 1 + moreEvicted.count }
     }
-    _ = consume discards
+    withExtendedLifetime((replaced, firstEvicted, moreEvicted)) {}
   }
 
   /// Removes the value stored under `key`, if any.
