@@ -51,6 +51,27 @@ final class SQLiteConnection: @unchecked Sendable {
     }
   }
 
+  /// Runs SQL that SQLite may refuse with `SQLITE_BUSY` *without* calling the busy handler,
+  /// retrying it until `timeout` has passed.
+  ///
+  /// Switching a database to WAL needs an exclusive lock, and SQLite answers a lock upgrade
+  /// that could deadlock with an immediate `SQLITE_BUSY` instead of waiting: two processes
+  /// opening a new database at once would otherwise see "database is locked" at random.
+  func executeRetryingWhileBusy(_ sql: String, for timeout: Duration) throws(SQLiteStoreError) {
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    var pause: UInt32 = 1_000  // microseconds, doubling up to 50 ms
+    while true {
+      do {
+        try execute(sql)
+        return
+      } catch .busy(let message) {
+        guard ContinuousClock.now < deadline else { throw .busy(message: message) }
+        usleep(pause)
+        pause = min(pause * 2, 50_000)
+      }
+    }
+  }
+
   /// A cached prepared statement for `sql`, reset and cleared of bindings.
   func statement(_ sql: String) throws(SQLiteStoreError) -> SQLiteStatement {
     if let cached = statements[sql] {

@@ -84,7 +84,7 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
     precondition(entryLifetime.map { $0 > .zero } ?? true, "SQLiteStore entryLifetime must be positive")
     let path = url.standardizedFileURL.path
     let connection = try SQLiteConnection(path: path, readOnly: false, busyTimeout: busyTimeout)
-    try connection.execute("PRAGMA journal_mode = WAL")
+    try connection.executeRetryingWhileBusy("PRAGMA journal_mode = WAL", for: busyTimeout)
     try connection.execute("PRAGMA synchronous = \(durability == .powerLoss ? "FULL" : "NORMAL")")
     try connection.writeTransaction { () throws(SQLiteStoreError) in
       try connection.execute(

@@ -27,6 +27,42 @@ struct SQLiteStoreTests {
     }
   }
 
+  @Test("connections opening a new database at the same instant all succeed")
+  func simultaneousOpening() async throws {
+    // Switching a new database to WAL needs an exclusive lock; SQLite reports a lost race
+    // for it as "database is locked" at once, without waiting. Opening must retry instead.
+    try await withTemporaryDirectory { directory in
+      for round in 0..<100 {
+        let url = directory.appendingPathComponent("fresh-\(round).sqlite")
+        let openers = 4
+        let start = DispatchSemaphore(value: 0)
+        let finished = DispatchGroup()
+        let failures = Recorder<String>()
+        let stores = Recorder<SQLiteStore<String, Int>>()
+        // One thread per opener (not the cooperative pool, which has as many threads as
+        // cores), all released together so they race for the new file.
+        for _ in 0..<openers {
+          finished.enter()
+          Thread.detachNewThread {
+            start.wait()
+            do {
+              stores.append(try SQLiteStore<String, Int>(url: url))
+            } catch {
+              failures.append("\(error)")
+            }
+            finished.leave()
+          }
+        }
+        for _ in 0..<openers { start.signal() }
+        await withCheckedContinuation { continuation in
+          finished.notify(queue: .global()) { continuation.resume() }
+        }
+        #expect(failures.values.isEmpty, "round \(round): \(failures.values)")
+        for store in stores.values { await store.close() }
+      }
+    }
+  }
+
   @Test(
     "hostile keys are plain blobs",
     arguments: ["", "'; DROP TABLE kiln_cache; --", "nul\0byte", "🔥", String(repeating: "k", count: 10_240)])
