@@ -144,7 +144,13 @@ let package = Package(
 
     // Dispatch: Brisk's GCD operators, timers and async bridges. Stands alone: no KilnCore.
     module("KilnDispatch", package: "Dispatch", dependencies: ["_KilnSynchronization"]),
-    tests(for: "KilnDispatch", package: "Dispatch"),
+    tests(for: "KilnDispatch", package: "Dispatch", dependencies: ["KilnTesting", "KilnDispatchMainThreadProbe"]),
+    // Runs KilnDispatch's waits on a real main thread, which Swift Testing never uses on Linux.
+    .executableTarget(
+      name: "KilnDispatchMainThreadProbe",
+      dependencies: ["KilnDispatch"],
+      path: "Packages/Dispatch/Tests/KilnDispatchMainThreadProbe"
+    ),
 
     // Cross-package scenarios.
     .testTarget(

@@ -49,7 +49,7 @@ public final class InMemoryStorage<Value: Sendable>: Storage, Sendable {
   /// The stored value.
   ///
   /// - Returns: The value saved last.
-  /// - Throws: ``StorageError/empty`` when nothing is stored.
+  /// - Throws: `StorageError/empty` when nothing is stored.
   public func load() throws -> Value {
     guard let value = state.withLock({ $0.value }) else { throw StorageError.empty }
     return value

@@ -17,7 +17,7 @@ public import Foundation
 ///
 /// The synchronous API (subscript, ``value(forKey:)``, ``entry(forKey:)``,
 /// ``setValue(_:forKey:expiresAt:)``, ``removeValue(forKey:)``, ``removeAll()``) is for hot
-/// paths; the same methods satisfy ``KeyValueStore``, so the cache also backs any pipeline.
+/// paths; the same methods satisfy `KeyValueStore`, so the cache also backs any pipeline.
 ///
 /// ## Expiry
 ///
@@ -206,7 +206,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
       expiresAt: expiresAt ?? entryLifetime.map { stamp.addingTimeInterval($0.timeInterval) })
   }
 
-  /// Stores a whole entry, keeping its ``CacheEntry/storedAt`` date.
+  /// Stores a whole entry, keeping its `CacheEntry/storedAt` date.
   ///
   /// ``TieredCache`` uses it to promote an entry read from a slower tier without making
   /// it look fresher than it is.

@@ -1,7 +1,7 @@
 public import Foundation
 import _KilnSynchronization
 
-/// A ``KeyValueStore`` in an SQLite database file, on the system's SQLite library.
+/// A `KeyValueStore` in an SQLite database file, on the system's SQLite library.
 ///
 /// ```swift
 /// let store = try SQLiteStore<String, Article>(url: supportURL.appending(path: "cache.sqlite"))

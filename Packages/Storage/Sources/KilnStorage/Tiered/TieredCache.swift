@@ -40,7 +40,7 @@ where Disk.Key == Key, Disk.Value == Value {
   ///
   /// - Parameters:
   ///   - memory: The first tier. Its own `entryLifetime` is not used.
-  ///   - disk: The second tier, any ``KeyValueStore`` (``DiskCache``, ``SQLiteStore``…).
+  ///   - disk: The second tier, any `KeyValueStore` (``DiskCache``, ``SQLiteStore``…).
   ///   - entryLifetime: The lifetime of entries written without an explicit expiry, in
   ///     both tiers; `nil` (the default) for until removed or evicted.
   ///   - now: The wall clock that computes expiries.

@@ -12,7 +12,7 @@ import _KilnSynchronization
 /// Appending keeps at most ``maximumEntriesPerKey`` entries per key, dropping expired ones
 /// first and then the oldest (the seed's lists grew without bound).
 ///
-/// As a ``KeyValueStore``, ``setValue(_:forKey:expiresAt:)`` appends and
+/// As a `KeyValueStore`, ``setValue(_:forKey:expiresAt:)`` appends and
 /// ``entry(forKey:)`` answers the **newest** valid entry, so that a value read back is the
 /// value last written, as with every store. Lynn's handler used the first (oldest) valid
 /// entry: that is `entries(forKey:).first`.

@@ -1,7 +1,7 @@
 public import Foundation
 import _KilnSynchronization
 
-/// A ``KeyValueStore`` in `UserDefaults`: one preference per key (Lynn's item storage
+/// A `KeyValueStore` in `UserDefaults`: one preference per key (Lynn's item storage
 /// manager).
 ///
 /// ```swift

@@ -1,5 +1,6 @@
 import Foundation
 import KilnStorage
+import KilnTesting
 import Testing
 
 /// A child process writes to a store in a loop and is killed with SIGKILL at a random
@@ -99,7 +100,7 @@ struct CrashSafetyTests {
         try ChildProcess(executable: writer, arguments: ["sqlite", url.path, "batch", prefix, "\(count)"])
       }
       for child in children {
-        #expect(try child.readLine(timeout: 120) == "done")
+        #expect(try child.readLine(timeout: .seconds(120)) == "done")
         #expect(child.wait() == 0)
       }
       let store = try SQLiteStore<String, CrashValue>(url: url)
