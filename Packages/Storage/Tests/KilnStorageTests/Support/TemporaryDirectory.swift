@@ -1,16 +1,5 @@
 import Foundation
-
-/// A fresh directory under the system's temporary directory, removed after `body`.
-@discardableResult
-func withTemporaryDirectory<Result>(
-  _ body: (URL) async throws -> Result
-) async throws -> Result {
-  let url = FileManager.default.temporaryDirectory
-    .appendingPathComponent("kiln-storage-tests-\(UUID().uuidString)", isDirectory: true)
-  try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-  defer { try? FileManager.default.removeItem(at: url) }
-  return try await body(url)
-}
+import KilnTesting
 
 /// The regular files directly inside `directory` whose names do not start with a dot.
 func entryFiles(in directory: URL) throws -> [URL] {

@@ -1,1 +1,0 @@
-// Cross-package scenarios arrive as the packages they combine are implemented.
