@@ -74,6 +74,9 @@ let package = Package(
     .default(enabledTraits: []),
   ],
   dependencies: [
+    // Test and demo only (_KilnTestServer): no product depends on it, so consumers never
+    // fetch it (Scripts/check-consumers.sh proves it).
+    .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
   ],
@@ -152,11 +155,24 @@ let package = Package(
       path: "Packages/Dispatch/Tests/KilnDispatchMainThreadProbe"
     ),
 
+    // A real HTTP server on loopback for network tests and the demo. Not a product.
+    .target(
+      name: "_KilnTestServer",
+      dependencies: [
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+      ],
+      path: "Tests/_KilnTestServer"
+    ),
+
     // Cross-package scenarios.
     .testTarget(
       name: "KilnIntegrationTests",
       dependencies: [
         "KilnCore", "KilnQuery", "KilnStorage", "KilnNetwork", "KilnRepository", "KilnDispatch", "KilnTesting",
+        "_KilnTestServer",
       ],
       path: "Tests/KilnIntegrationTests"
     ),
@@ -164,7 +180,9 @@ let package = Package(
     // The main job: `swift run kiln-demo`. An executable target, not a product.
     .executableTarget(
       name: "kiln-demo",
-      dependencies: ["KilnCore", "KilnQuery", "KilnStorage", "KilnNetwork", "KilnRepository", "KilnDispatch"],
+      dependencies: [
+        "KilnCore", "KilnQuery", "KilnStorage", "KilnNetwork", "KilnRepository", "KilnDispatch", "_KilnTestServer",
+      ],
       path: "Examples/KilnDemo"
     ),
   ],
