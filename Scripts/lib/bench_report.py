@@ -93,7 +93,8 @@ def main():
             missed.append(case)
         ka = percentile(kiln.get("mallocCountTotal", []), 50) / kiln["batch"]
         ba = percentile(base.get("mallocCountTotal", []), 50) / base["batch"]
-        rows.append((case, duration(k), duration(b), f"{ratio:.2f}×", verdict, f"{ka:.3g}, {ba:.3g}"))
+        shown = f"{ratio:.2f}×" if ratio >= 0.1 else f"{ratio:.2g}×"
+        rows.append((case, duration(k), duration(b), shown, verdict, f"{ka:.3g}, {ba:.3g}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for index, row in enumerate(rows):
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
