@@ -34,6 +34,15 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
     state.withLock { $0.waiterCount }
   }
 
+  /// Pins a joinable flight, so that cancelling its waiters never cancels it: what starting a
+  /// background load does when it finds a load in flight.
+  ///
+  /// - Returns: `true` when the flight could still be joined and now runs to its end; `false`
+  ///   when it was abandoned or has finished.
+  func keepRunningIfJoinable() -> Bool {
+    state.withLock { $0.keepRunning() }
+  }
+
   /// Adds a waiter; `nil` when the flight has finished or was abandoned.
   func join() -> Int? {
     state.withLock { $0.join() }

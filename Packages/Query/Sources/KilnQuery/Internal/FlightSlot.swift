@@ -45,16 +45,20 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     return await flight.wait(slot)
   }
 
-  /// Starts `operation` in the background unless a load is already in flight.
+  /// Starts `operation` in the background unless a load is already in flight, and makes sure
+  /// the load in flight runs to its end.
   ///
-  /// The background load is never cancelled by callers who join it and are cancelled.
+  /// A background load is never cancelled by callers who join it and are cancelled. When a
+  /// joinable load is in flight — also one started by ``load(_:)`` for callers who may all
+  /// be cancelled — it becomes such a background load, in the same critical section that
+  /// finds it.
   ///
   /// - Returns: `true` when a new load started.
   @usableFromInline
   @discardableResult
   func startInBackground(_ operation: @escaping @Sendable () async -> Result<Success, Failure>) -> Bool {
     let flight: Flight<Success, Failure>? = current.withLock { current in
-      if let flight = current, flight.isJoinable { return nil }
+      if let flight = current, flight.keepRunningIfJoinable() { return nil }
       let flight = Flight<Success, Failure>(keepsRunningWithoutWaiters: true)
       current = flight
       return flight

@@ -40,7 +40,7 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
   private var outcome: Output?
   private var task: Task<Void, Never>?
   private var cancelWhenStarted = false
-  private let keepsRunningWithoutWaiters: Bool
+  private var keepsRunningWithoutWaiters: Bool
 
   /// Creates the state of a flight that has not started.
   ///
@@ -68,6 +68,22 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
     slots.append(.joined)
     interestedWaiters += 1
     return slots.count - 1
+  }
+
+  /// Makes the flight run to its end even when every waiter is cancelled, as a background
+  /// load does — but only while it can still be joined.
+  ///
+  /// - Returns: `true` when the flight is joinable, and from now on keeps running without
+  ///   waiters; `false` when it was abandoned or has finished.
+  mutating func keepRunning() -> Bool {
+    guard isJoinable else { return false }
+    keepsRunningWithoutWaiters = true
+    return true
+  }
+
+  /// Whether the flight has its outcome.
+  var hasEnded: Bool {
+    outcome != nil
   }
 
   enum StartAction {

@@ -172,4 +172,29 @@ struct StaleWhileRevalidateTests {
     #expect(try await query.load() == 3)
     #expect(errors.values == ["TestError(disk full)"])
   }
+
+  @Test("a stale value served while refresh() runs keeps that refresh going when refresh()'s caller is cancelled")
+  func staleReadPinsForegroundRefresh() async throws {
+    let now = ManualDate()
+    let cache = SpyStorage<Int>(value: 1, now: now.provider)
+    let source = SpyQuery<Int, any Error>(.success(2))
+    source.hold()
+    let query = cache.staleWhileRevalidate(from: source, validationPolicy: .maxAge(.seconds(1)), now: now.provider)
+    now.advance(by: .seconds(2))
+
+    let pull = Task { try await query.refresh() }  // pull-to-refresh: a refresh its caller waits for
+    await source.waitForLoads(1)
+    await eventually { query.slot.waiterCount == 1 }
+    #expect(try await query.load() == 1)  // served stale, relying on the refresh in flight
+    pull.cancel()  // the pull-to-refresh screen goes away
+    await #expect(throws: CancellationError.self) { try await pull.value }
+    #expect(query.isRefreshing)
+
+    source.release()
+    await source.waitForCompletions(1)
+    #expect(source.cancelledCount == 0)
+    await eventually { !query.isRefreshing }
+    #expect(cache.savedValues == [2])
+    #expect(source.loadCount == 1)
+  }
 }
