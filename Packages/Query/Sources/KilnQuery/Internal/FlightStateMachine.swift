@@ -17,6 +17,13 @@
 /// in its slot and gets the flight's outcome — but stops counting as interested. When no
 /// interested waiter is left, the flight becomes unjoinable and its task is cancelled (unless
 /// it keeps running without waiters, as a background refresh does).
+///
+/// ## Successors
+///
+/// A flight that was abandoned (unjoinable) may still be running: its upstream may ignore
+/// cancellation. The registry then starts the next flight *after* it, and that successor
+/// waits for it to end (``awaitEnd(_:)``) before it runs its own load, so that two loads of
+/// one registry entry never overlap.
 struct FlightStateMachine<Success: Sendable, Failure: Error> {
   typealias Output = Result<Success, Failure>
   typealias Continuation = UnsafeContinuation<Output, Never>
@@ -41,6 +48,10 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
   private var task: Task<Void, Never>?
   private var cancelWhenStarted = false
   private var keepsRunningWithoutWaiters: Bool
+  /// Successor flights waiting for this one to end.
+  private var successors: [Continuation] = []
+  /// Whether the load waits for the flight before it to end before it runs.
+  private(set) var waitsForPredecessor = false
 
   /// Creates the state of a flight that has not started.
   ///
@@ -84,6 +95,30 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
   /// Whether the flight has its outcome.
   var hasEnded: Bool {
     outcome != nil
+  }
+
+  /// Registers a successor waiting for this flight to end.
+  ///
+  /// - Returns: The outcome, to resume `continuation` with at once, when the flight has
+  ///   already ended; `nil` when `continuation` was kept and ``finish(_:)`` hands it back.
+  mutating func awaitEnd(_ continuation: Continuation) -> Output? {
+    if let outcome { return outcome }
+    successors.append(continuation)
+    return nil
+  }
+
+  /// Records that the load waits for the flight before it to end.
+  mutating func waitForPredecessor() {
+    waitsForPredecessor = true
+  }
+
+  /// Records that the flight before this one has ended.
+  ///
+  /// - Returns: Whether the load must run now: `false` when this flight was abandoned
+  ///   meanwhile, so that nobody is interested in a new load.
+  mutating func predecessorEnded() -> Bool {
+    waitsForPredecessor = false
+    return isJoinable
   }
 
   enum StartAction {
@@ -173,7 +208,7 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
 
   /// Records the outcome of the load.
   ///
-  /// - Returns: The continuations to resume with `outcome`.
+  /// - Returns: The continuations to resume with `outcome`: the waiters' and the successors'.
   mutating func finish(_ outcome: Output) -> [Continuation] {
     precondition(self.outcome == nil, "a flight finished twice")
     self.outcome = outcome
@@ -187,6 +222,8 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
         slots[index] = .done
       }
     }
+    continuations += successors
+    successors = []
     return continuations
   }
 }

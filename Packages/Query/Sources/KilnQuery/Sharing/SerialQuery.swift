@@ -53,7 +53,8 @@ extension Query {
   /// The shared load runs in its own task, so cancelling one caller never cancels it: that
   /// caller stops waiting (with `CancellationError` when `Failure` can hold one; otherwise it
   /// still gets the outcome). The shared load is cancelled only when every caller waiting for
-  /// it has been cancelled.
+  /// it has been cancelled. Loads never overlap: when a cancelled load ignores its
+  /// cancellation and runs on, the next caller's load starts once it has ended.
   ///
   /// - Important: Copies of the returned query share their loads; two calls of `serial()`
   ///   make two independent queries. Keep the one you made.

@@ -135,7 +135,8 @@ extension Storage {
   /// gone; a refresh started by callers who wait for it (a load with nothing usable cached,
   /// ``StaleWhileRevalidateQuery/refresh()``) is cancelled once all of them are — unless a
   /// stale value was served meanwhile: the refresh that value relies on then runs to its end
-  /// like a background one.
+  /// like a background one. A cancelled refresh whose source ignores the cancellation still
+  /// counts as in flight: the next refresh starts once it has ended.
   ///
   /// - Parameters:
   ///   - source: Where fresh values come from.

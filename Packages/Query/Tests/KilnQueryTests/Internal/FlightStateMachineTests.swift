@@ -42,6 +42,24 @@ struct FlightStateMachineTests {
     let kept = state.keepRunning()
     #expect(!kept)
   }
+
+  @Test("a flight waiting for its predecessor runs its load only if it was not abandoned meanwhile")
+  func predecessorEnded() {
+    var wanted = State(keepsRunningWithoutWaiters: false)
+    wanted.waitForPredecessor()
+    #expect(wanted.waitsForPredecessor)
+    _ = wanted.join()
+    let runs = wanted.predecessorEnded()
+    #expect(runs)
+    #expect(!wanted.waitsForPredecessor)
+
+    var abandoned = State(keepsRunningWithoutWaiters: false)
+    abandoned.waitForPredecessor()
+    let slot = abandoned.join()!
+    _ = abandoned.cancel(slot, detachingWith: CancellationError())
+    let abandonedRuns = abandoned.predecessorEnded()
+    #expect(!abandonedRuns)
+  }
 }
 
 extension FlightStateMachine.StartAction {

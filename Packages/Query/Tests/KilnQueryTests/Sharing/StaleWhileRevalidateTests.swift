@@ -197,4 +197,56 @@ struct StaleWhileRevalidateTests {
     #expect(cache.savedValues == [2])
     #expect(source.loadCount == 1)
   }
+
+  @Test("a refresh abandoned by its callers that runs on stays the one in flight: the next starts after it")
+  func nextRefreshWaitsForAbandonedRefresh() async throws {
+    let cache = SpyStorage<Int>()
+    let source = StubbornQuery(value: 2)
+    let query = cache.staleWhileRevalidate(
+      from: AnyQuery<Int, any Error> { await source.load() },
+      validationPolicy: .maxAge(.seconds(1))
+    )
+    let abandoned = Task { try await query.load() }  // nothing cached: waits for a refresh
+    await source.waitForLoads(1)
+    abandoned.cancel()
+    await #expect(throws: CancellationError.self) { try await abandoned.value }
+
+    let next = Task { try await query.load() }
+    await eventually { query.slot.waitsForAbandonedLoad || source.loadCount == 2 }
+    #expect(source.loadCount == 1)  // at most one refresh in flight
+
+    source.finish()
+    #expect(try await next.value == 2)
+    #expect(source.loadCount == 2)
+    #expect(source.events.values == ["start", "end", "start", "end"])
+  }
+
+  @Test("a stale read while an abandoned refresh runs on starts its background refresh after that one")
+  func backgroundRefreshWaitsForAbandonedRefresh() async throws {
+    let now = ManualDate()
+    let cache = SpyStorage<Int>(value: 1, now: now.provider)
+    let source = StubbornQuery(value: 2)
+    let refreshes = Recorder<Int?>()
+    let query = cache.staleWhileRevalidate(
+      from: AnyQuery<Int, any Error> { await source.load() },
+      validationPolicy: .maxAge(.seconds(1)),
+      now: now.provider,
+      onRefresh: { refreshes.append(try? $0.get()) }
+    )
+    now.advance(by: .seconds(2))
+    let abandoned = Task { try await query.refresh() }
+    await source.waitForLoads(1)
+    abandoned.cancel()
+    await #expect(throws: CancellationError.self) { try await abandoned.value }
+
+    #expect(try await query.load() == 1)  // stale, served at once
+    await eventually { query.slot.waitsForAbandonedLoad || source.loadCount == 2 }
+    #expect(source.loadCount == 1)
+    #expect(query.isRefreshing)
+
+    source.finish()
+    await refreshes.waitForCount(2)
+    #expect(source.events.values == ["start", "end", "start", "end"])
+    #expect(cache.savedValues == [2, 2])
+  }
 }
