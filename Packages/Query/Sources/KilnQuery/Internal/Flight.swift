@@ -85,6 +85,7 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
     if predecessor != nil {
       state.withLock { $0.waitForPredecessor() }
     }
+    let priority = Task.currentPriority
     let task = Task {
       let outcome: Output
       if let predecessor, let inherited = await self.inheritedOutcome(after: predecessor) {
@@ -95,9 +96,10 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
       self.finish(outcome)
       onFinish(self)
     }
-    switch state.withLock({ $0.started(task) }) {
+    switch state.withLock({ $0.started(task, priority: priority) }) {
     case .none: break
     case .cancel(let task): task.cancel()
+    case .escalate(let task, let priority): Self.escalate(task, to: priority)
     }
   }
 
@@ -106,11 +108,16 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
   /// When the calling task is cancelled, a `Failure` that can hold a `CancellationError`
   /// (`any Error`) is returned at once; otherwise the waiter keeps waiting for the outcome,
   /// which comes soon: when no interested waiter is left, the load itself is cancelled.
+  ///
+  /// A waiter whose priority is higher than the load's raises the load's to its own (where
+  /// the platform can: Linux, and Apple platforms from the 26 releases).
   func wait(_ slot: Int) async -> Output {
-    await withTaskCancellationHandler {
+    let priority = Task.currentPriority
+    return await withTaskCancellationHandler {
       await withUnsafeContinuation { (continuation: UnsafeContinuation<Output, Never>) in
-        switch state.withLock({ $0.register(slot, continuation: continuation) }) {
-        case .suspend: break
+        switch state.withLock({ $0.register(slot, continuation: continuation, priority: priority) }) {
+        case .suspend(let task):
+          if let task { Self.escalate(task, to: priority) }
         case .resume(let outcome): continuation.resume(returning: outcome)
         }
       }
@@ -133,6 +140,18 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
   /// `CancellationError`.
   static var cancellationIfCancelled: Failure? {
     Task.isCancelled ? CancellationError() as? Failure : nil
+  }
+
+  /// The priority the load was asked to run at: its starter's, or a higher waiter's.
+  var loadPriority: TaskPriority? {
+    state.withLock { $0.priority }
+  }
+
+  /// Raises the priority of the load's task to `priority`, where the platform can.
+  private static func escalate(_ task: Task<Void, Never>, to priority: TaskPriority) {
+    if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
+      task.escalatePriority(to: priority)
+    }
   }
 
   /// Waits for `predecessor` to end, whatever its outcome.

@@ -30,6 +30,12 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     current.withLock { $0 }?.waitsForPredecessor ?? false
   }
 
+  /// The priority the load in the slot was asked to run at: its starter's, or a higher
+  /// waiter's; `nil` when the slot is empty.
+  var loadPriority: TaskPriority? {
+    current.withLock { $0 }?.loadPriority
+  }
+
   /// Whether a load is in flight and can be joined.
   var isLoading: Bool {
     current.withLock { $0 }?.isJoinable ?? false

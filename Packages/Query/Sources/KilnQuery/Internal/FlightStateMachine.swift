@@ -18,6 +18,12 @@
 /// interested waiter is left, the flight becomes unjoinable and its task is cancelled (unless
 /// it keeps running without waiters, as a background refresh does).
 ///
+/// ## Priority
+///
+/// The load's task starts with the priority of the caller who started it. A waiter with a
+/// higher priority raises it (``register(_:continuation:priority:)`` and
+/// ``started(_:priority:)`` return the task to escalate), as awaiting the task directly would.
+///
 /// ## Successors
 ///
 /// A flight that was abandoned (unjoinable) may still be running: its upstream may ignore
@@ -52,6 +58,8 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
   private var successors: [Continuation] = []
   /// Whether the load waits for the flight before it to end before it runs.
   private(set) var waitsForPredecessor = false
+  /// The highest priority the load was asked to run at: its starter's, or a waiter's above it.
+  private(set) var priority: TaskPriority?
 
   /// Creates the state of a flight that has not started.
   ///
@@ -124,22 +132,32 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
   enum StartAction {
     case none
     case cancel(Task<Void, Never>)
+    /// Raise the task's priority: a waiter with a higher one registered before it started.
+    case escalate(Task<Void, Never>, to: TaskPriority)
   }
 
   /// Records the task running the load.
-  mutating func started(_ task: Task<Void, Never>) -> StartAction {
+  ///
+  /// - Parameter priority: The priority the task was created with.
+  mutating func started(_ task: Task<Void, Never>, priority: TaskPriority) -> StartAction {
     if cancelWhenStarted { return .cancel(task) }
-    if outcome == nil { self.task = task }
+    guard outcome == nil else { return .none }
+    self.task = task
+    if let requested = self.priority, requested > priority { return .escalate(task, to: requested) }
+    self.priority = priority
     return .none
   }
 
   enum RegisterAction {
-    case suspend
+    /// Suspend; first raise the priority of the task, when there is one, to the waiter's.
+    case suspend(escalating: Task<Void, Never>?)
     case resume(Output)
   }
 
   /// Registers the continuation of the waiter in `slot`.
-  mutating func register(_ slot: Int, continuation: Continuation) -> RegisterAction {
+  ///
+  /// - Parameter priority: The waiting task's priority.
+  mutating func register(_ slot: Int, continuation: Continuation, priority: TaskPriority) -> RegisterAction {
     switch slots[slot] {
     case .joined:
       if let outcome {
@@ -147,7 +165,9 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
         return .resume(outcome)
       }
       slots[slot] = .waiting(continuation)
-      return .suspend
+      if let current = self.priority, current >= priority { return .suspend(escalating: nil) }
+      self.priority = priority
+      return .suspend(escalating: task)
     case .detached(let cancellation):
       slots[slot] = .done
       return .resume(.failure(cancellation))

@@ -56,6 +56,10 @@ extension Query {
   /// it has been cancelled. Loads never overlap: when a cancelled load ignores its
   /// cancellation and runs on, the next caller's load starts once it has ended.
   ///
+  /// The shared load runs at the priority of the caller who started it, raised to that of
+  /// any caller with a higher one who joins it (on Linux, and on Apple platforms from the
+  /// 26 releases, where `Task.escalatePriority(to:)` exists).
+  ///
   /// - Important: Copies of the returned query share their loads; two calls of `serial()`
   ///   make two independent queries. Keep the one you made.
   /// - Returns: A query that shares its concurrent loads.

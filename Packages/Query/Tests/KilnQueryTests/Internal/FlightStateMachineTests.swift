@@ -22,7 +22,7 @@ struct FlightStateMachineTests {
   @Test("a flight kept running while joinable survives the cancellation of all its waiters")
   func keepRunningWhileJoinable() {
     var state = State(keepsRunningWithoutWaiters: false)
-    let started = state.started(Task {})
+    let started = state.started(Task {}, priority: .medium)
     #expect(started.isNone)
     let slot = state.join()!
     let kept = state.keepRunning()

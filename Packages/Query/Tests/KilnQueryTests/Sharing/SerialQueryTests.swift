@@ -162,6 +162,25 @@ struct SerialQueryTests {
     #expect(source.loadCount == 1)
   }
 
+  @Test("a waiter with a higher priority raises the priority of the shared load")
+  func waiterRaisesPriority() async throws {
+    let gate = Gate()
+    let query = AnyQuery<TaskPriority, any Error> {
+      try await gate.wait()
+      return Task.currentPriority
+    }
+    .serial()
+    let low = Task(priority: .background) { try await query.load() }
+    await gate.waitForWaiters(1)
+    #expect(query.slot.loadPriority == .background)
+
+    let high = Task(priority: .high) { try await query.load() }
+    await eventually { query.slot.loadPriority == .high }
+    gate.open()
+    #expect(try await low.value == .high)  // the load ran at the highest waiter's priority
+    #expect(try await high.value == .high)
+  }
+
   @Test("a typed waiter that is cancelled still gets the outcome; all cancelled cancels the load")
   func typedCancellation() async {
     // `APIError` cannot hold a CancellationError: the waiters get what the cancelled load
