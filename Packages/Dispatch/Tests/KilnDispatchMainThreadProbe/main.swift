@@ -5,6 +5,9 @@
 // Prints "ok <scenario>" per scenario that returned the right value, "FAIL <scenario> …"
 // otherwise, and exits 0 only when every scenario passed. A watchdog ends it with status 2
 // if a wait deadlocks, so the test reports a failure instead of hanging.
+//
+// With the argument `nested-target-queues` it runs the scenarios of NestedTargetQueues.swift
+// instead.
 
 import Dispatch
 import Foundation
@@ -38,6 +41,10 @@ func check<T: Equatable>(_ scenario: String, _ value: T, _ expected: T) {
 guard Thread.isMainThread else {
   say("FAIL the probe's top-level code is not on the main thread")
   exit(1)
+}
+
+if CommandLine.arguments.dropFirst().first == "nested-target-queues" {
+  runNestedTargetQueueScenarios()
 }
 
 // <<+ runs the function on the main queue; its callback arrives through the main queue too.

@@ -26,4 +26,27 @@ struct MainThreadTests {
     #expect(status == 0, "the probe exited with \(status): \(lines) \(probe.standardError())")
     #expect(lines == Self.scenarios.map { "ok \($0)" })
   }
+
+  static let nestedTargetQueueScenarios = [
+    "synchronized-outer-inside-inner",
+    "sync-route-to-outer-inside-inner",
+    "callback-on-outer-inside-inner",
+    "wait-for-callback-on-outer-inside-inner",
+    "main-route-inside-queue-targeting-main",
+  ]
+
+  /// A regression traps in GCD (`dispatch_sync` on a queue the thread already owns) or
+  /// deadlocks: the child process crashes or its watchdog ends it, and this test fails.
+  @Test("Calls into a queue from a queue targeting it run inline, also when the inner queue has a token")
+  func nestedTargetQueues() throws {
+    let probe = try ChildProcess(
+      executable: try TestExecutable.locate("KilnDispatchMainThreadProbe"),
+      arguments: ["nested-target-queues"],
+      capturesStandardError: true
+    )
+    let lines = try probe.remainingLines(timeout: .seconds(90))
+    let status = probe.wait()
+    #expect(status == 0, "the probe exited with \(status): \(lines) \(probe.standardError())")
+    #expect(lines == Self.nestedTargetQueueScenarios.map { "ok \($0)" })
+  }
 }

@@ -51,14 +51,6 @@ struct CallbackBridgeState<Value, Waiter> {
 
   init() {}
 
-  /// Whether the waiter has been resumed or is sure to be (cancellation arrived first).
-  var isFinished: Bool {
-    switch phase {
-    case .idle, .waiting: false
-    case .delivered, .cancelled: true
-    }
-  }
-
   /// The waiter starts waiting.
   mutating func start(_ waiter: Waiter) -> StartAction {
     switch phase {

@@ -16,6 +16,35 @@ struct QueueIdentityTests {
     #expect(await run(on: queue) { QueueIdentity.isCurrent(other) } == false)
   }
 
+  @Test("A queue stays current in a queue that targets it, also once that queue has a token of its own")
+  func targetQueueBehindAnInnerToken() async {
+    let outer = QueueProbe.serialQueue("outer")
+    let inner = DispatchQueue(label: "kiln.tests.inner", target: outer)
+    // What any synchronized(inner), .on(inner).sync or <<~inner ~~~ does first.
+    #expect(QueueIdentity.token(for: inner) != nil)
+    #expect(await run(on: inner) { QueueIdentity.isCurrent(outer) } == true)
+    #expect(await run(on: inner) { QueueIdentity.isCurrent(inner) } == true)
+    #expect(await run(on: outer) { QueueIdentity.isCurrent(inner) } == false)
+  }
+
+  @Test("Every queue of a chain of three is current in the innermost, whatever tokens they have")
+  func chainOfTargets() async {
+    let root = QueueProbe.serialQueue("root")
+    let middle = DispatchQueue(label: "kiln.tests.middle", target: root)
+    let leaf = DispatchQueue(label: "kiln.tests.leaf", target: middle)
+    for queue in [leaf, middle, root] { _ = QueueIdentity.token(for: queue) }
+    #expect(await run(on: leaf) { [root, middle, leaf].map(QueueIdentity.isCurrent) } == [true, true, true])
+    #expect(await run(on: middle) { [root, middle, leaf].map(QueueIdentity.isCurrent) } == [true, true, false])
+  }
+
+  @Test("The main queue is current in a queue that targets it, also once that queue has a token of its own")
+  func mainQueueBehindAnInnerToken() async {
+    let inner = DispatchQueue(label: "kiln.tests.main-inner", target: .main)
+    _ = QueueIdentity.token(for: inner)
+    #expect(await run(on: inner) { QueueIdentity.isOnMainQueue } == true)
+    #expect(await run(on: inner) { QueueIdentity.isCurrent(.main) } == true)
+  }
+
   @Test("Global queues are never current and are left untouched (they refuse specifics)")
   func globalQueues() async {
     let global = DispatchQueue.global()

@@ -20,6 +20,10 @@
 ///
 /// A cancelled caller stops waiting (with `CancellationError` when `Failure` can hold one);
 /// the request is cancelled only when every caller waiting for it has been.
+///
+/// A request that was cancelled — by its callers or by ``reset()`` — but ignores its
+/// cancellation still counts as in flight: the next request starts once it has ended, and
+/// its result is not applied.
 public actor Paginator<Element: Sendable, Failure: Error> {
   private typealias Request = Flight<[Element], Failure>
 
@@ -37,7 +41,12 @@ public actor Paginator<Element: Sendable, Failure: Error> {
   /// Whether another page may exist: `false` once a page came back empty.
   public private(set) var hasMore = true
 
+  /// The request whose result will be applied; `nil` after ``reset()`` or once it ended.
   private var request: Request?
+
+  /// The request started last, kept until it ends — also once ``reset()`` discarded it — so
+  /// that the next one starts only after it.
+  private var latest: Request?
 
   /// Creates a paginator that builds the query of each page with `page`.
   ///
@@ -53,14 +62,21 @@ public actor Paginator<Element: Sendable, Failure: Error> {
     self.loadPage = { number in await page(number).result() }
   }
 
-  /// Whether a request is in flight.
+  /// Whether a request is in flight whose result will be applied.
   public var isLoading: Bool {
-    request != nil
+    guard let request else { return false }
+    return !request.hasEnded
   }
 
   /// The number of callers waiting for the request in flight.
   var waiterCount: Int {
     request?.waiterCount ?? 0
+  }
+
+  /// Whether the request in flight waits for an abandoned or discarded request, still
+  /// running, to end before it runs.
+  var waitsForAbandonedRequest: Bool {
+    request?.waitsForPredecessor ?? false
   }
 
   /// Returns the loaded elements, or loads the first page when nothing is loaded yet.
@@ -90,10 +106,14 @@ public actor Paginator<Element: Sendable, Failure: Error> {
     } else {
       flight = Request()
       slot = flight.join()!
+      // A request still here was abandoned or discarded but may still be running: the new
+      // one waits for it to end, and its result is not applied.
+      let predecessor = latest
       request = flight
+      latest = flight
       let page = nextPage
       let loadPage = loadPage
-      flight.start { [weak flight] in
+      flight.start(after: predecessor) { [weak flight] in
         let result = await loadPage(page)
         return await self.complete(flight, page: page, with: result)
       }
@@ -127,6 +147,7 @@ public actor Paginator<Element: Sendable, Failure: Error> {
     page: Int,
     with result: Result<[Element], Failure>
   ) -> Result<[Element], Failure> {
+    if let flight, flight === latest { latest = nil }
     guard let flight, flight === request else {
       // Discarded by reset() (or superseded after every caller gave up on it).
       return result.map { _ in data }

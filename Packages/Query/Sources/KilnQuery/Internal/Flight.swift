@@ -10,6 +10,13 @@ import _KilnSynchronization
 /// join under their own lock, so a caller either joins a flight that has not finished or
 /// finds none and starts the next one: a caller is never left waiting for an outcome that
 /// was already delivered.
+///
+/// A registry keeps a flight until it ends, also once it can no longer be joined: when every
+/// waiter was cancelled but the upstream ignores cancellation, the flight is abandoned yet
+/// still running. The next caller then starts a new flight *after* it
+/// (``start(after:_:onFinish:)``): the new flight can be joined at once, but runs its load
+/// only when the abandoned one has ended, so one registry entry never has two loads running.
+/// Its callers wait at most for the rest of the abandoned load and their own.
 @usableFromInline
 final class Flight<Success: Sendable, Failure: Error>: Sendable {
   typealias Output = Result<Success, Failure>
@@ -34,30 +41,65 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
     state.withLock { $0.waiterCount }
   }
 
+  /// Whether the flight has its outcome.
+  var hasEnded: Bool {
+    state.withLock { $0.hasEnded }
+  }
+
+  /// Whether the load waits for an abandoned flight before it to end before it runs.
+  var waitsForPredecessor: Bool {
+    state.withLock { $0.waitsForPredecessor }
+  }
+
+  /// Pins a joinable flight, so that cancelling its waiters never cancels it: what starting a
+  /// background load does when it finds a load in flight.
+  ///
+  /// - Returns: `true` when the flight could still be joined and now runs to its end; `false`
+  ///   when it was abandoned or has finished.
+  func keepRunningIfJoinable() -> Bool {
+    state.withLock { $0.keepRunning() }
+  }
+
   /// Adds a waiter; `nil` when the flight has finished or was abandoned.
   func join() -> Int? {
     state.withLock { $0.join() }
   }
 
-  /// Starts the load in a new task.
+  /// Starts the load in a new task, once `predecessor` has ended.
   ///
   /// - Parameters:
-  ///   - operation: The load. It runs once, in a task that inherits the caller's priority and
-  ///     task-local values.
+  ///   - predecessor: The flight the registry held before this one — abandoned, but maybe still
+  ///     running — or `nil`. The load waits for it to end, whatever its outcome. When this
+  ///     flight is itself abandoned before that, its load never runs: its remaining waiters
+  ///     (those whose `Failure` cannot hold a `CancellationError`) get the predecessor's
+  ///     outcome instead.
+  ///   - operation: The load. It runs at most once, in a task that inherits the caller's
+  ///     priority and task-local values.
   ///   - onFinish: Called after every waiter has been handed the outcome: the registry drops
   ///     the flight there.
   func start(
+    after predecessor: Flight? = nil,
     _ operation: @escaping @Sendable () async -> Output,
     onFinish: @escaping @Sendable (Flight) -> Void = { _ in }
   ) {
+    if predecessor != nil {
+      state.withLock { $0.waitForPredecessor() }
+    }
+    let priority = Task.currentPriority
     let task = Task {
-      let outcome = await operation()
+      let outcome: Output
+      if let predecessor, let inherited = await self.inheritedOutcome(after: predecessor) {
+        outcome = inherited
+      } else {
+        outcome = await operation()
+      }
       self.finish(outcome)
       onFinish(self)
     }
-    switch state.withLock({ $0.started(task) }) {
+    switch state.withLock({ $0.started(task, priority: priority) }) {
     case .none: break
     case .cancel(let task): task.cancel()
+    case .escalate(let task, let priority): Self.escalate(task, to: priority)
     }
   }
 
@@ -66,11 +108,16 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
   /// When the calling task is cancelled, a `Failure` that can hold a `CancellationError`
   /// (`any Error`) is returned at once; otherwise the waiter keeps waiting for the outcome,
   /// which comes soon: when no interested waiter is left, the load itself is cancelled.
+  ///
+  /// A waiter whose priority is higher than the load's raises the load's to its own (where
+  /// the platform can: Linux, and Apple platforms from the 26 releases).
   func wait(_ slot: Int) async -> Output {
-    await withTaskCancellationHandler {
+    let priority = Task.currentPriority
+    return await withTaskCancellationHandler {
       await withUnsafeContinuation { (continuation: UnsafeContinuation<Output, Never>) in
-        switch state.withLock({ $0.register(slot, continuation: continuation) }) {
-        case .suspend: break
+        switch state.withLock({ $0.register(slot, continuation: continuation, priority: priority) }) {
+        case .suspend(let task):
+          if let task { Self.escalate(task, to: priority) }
         case .resume(let outcome): continuation.resume(returning: outcome)
         }
       }
@@ -93,6 +140,34 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
   /// `CancellationError`.
   static var cancellationIfCancelled: Failure? {
     Task.isCancelled ? CancellationError() as? Failure : nil
+  }
+
+  /// The priority the load was asked to run at: its starter's, or a higher waiter's.
+  var loadPriority: TaskPriority? {
+    state.withLock { $0.priority }
+  }
+
+  /// Raises the priority of the load's task to `priority`, where the platform can.
+  private static func escalate(_ task: Task<Void, Never>, to priority: TaskPriority) {
+    if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
+      task.escalatePriority(to: priority)
+    }
+  }
+
+  /// Waits for `predecessor` to end, whatever its outcome.
+  ///
+  /// Not cancellable: running the load before the predecessor has ended is what successors
+  /// exist to prevent, and the predecessor's task always ends.
+  ///
+  /// - Returns: The predecessor's outcome when this flight was abandoned meanwhile (its load
+  ///   must not run); `nil` when its load must run.
+  private func inheritedOutcome(after predecessor: Flight) async -> Output? {
+    let outcome = await withUnsafeContinuation { (continuation: UnsafeContinuation<Output, Never>) in
+      if let outcome = predecessor.state.withLock({ $0.awaitEnd(continuation) }) {
+        continuation.resume(returning: outcome)
+      }
+    }
+    return state.withLock { $0.predecessorEnded() } ? nil : outcome
   }
 
   private func finish(_ outcome: Output) {

@@ -6,6 +6,10 @@ import _KilnSynchronization
 /// A caller joins the flight in the slot if it can still be joined, else starts a new one and
 /// puts it in the slot. A finished flight removes itself, so a caller arriving after the
 /// load has finished starts a new load: nothing is cached.
+///
+/// A flight that every waiter abandoned stays in the slot until its task ends. A new flight
+/// replacing it runs its load only after that (see ``Flight/start(after:_:onFinish:)``), so
+/// the slot never has two loads running at once.
 @usableFromInline
 final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
   typealias Output = Result<Success, Failure>
@@ -20,6 +24,18 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     current.withLock { $0 }?.waiterCount ?? 0
   }
 
+  /// Whether the load in the slot waits for an abandoned load, still running, to end before
+  /// it runs.
+  var waitsForAbandonedLoad: Bool {
+    current.withLock { $0 }?.waitsForPredecessor ?? false
+  }
+
+  /// The priority the load in the slot was asked to run at: its starter's, or a higher
+  /// waiter's; `nil` when the slot is empty.
+  var loadPriority: TaskPriority? {
+    current.withLock { $0 }?.loadPriority
+  }
+
   /// Whether a load is in flight and can be joined.
   var isLoading: Bool {
     current.withLock { $0 }?.isJoinable ?? false
@@ -31,36 +47,45 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     _ operation: @escaping @Sendable () async -> Result<Success, Failure>
   ) async -> Result<Success, Failure> {
     if let cancellation = Flight<Success, Failure>.cancellationIfCancelled { return .failure(cancellation) }
-    let (flight, slot, isNew) = current.withLock { current in
+    let (flight, slot, isNew, predecessor) = current.withLock { current in
       if let flight = current, let slot = flight.join() {
-        return (flight, slot, false)
+        return (flight, slot, false, nil as Flight<Success, Failure>?)
       }
+      // A flight still here but not joinable was abandoned and may still be running.
+      let predecessor = current
       let flight = Flight<Success, Failure>()
       current = flight
-      return (flight, flight.join()!, true)
+      return (flight, flight.join()!, true, predecessor)
     }
     if isNew {
-      flight.start(operation, onFinish: remove)
+      flight.start(after: predecessor, operation, onFinish: remove)
     }
     return await flight.wait(slot)
   }
 
-  /// Starts `operation` in the background unless a load is already in flight.
+  /// Starts `operation` in the background unless a load is already in flight, and makes sure
+  /// the load in flight runs to its end.
   ///
-  /// The background load is never cancelled by callers who join it and are cancelled.
+  /// A background load is never cancelled by callers who join it and are cancelled. When a
+  /// joinable load is in flight — also one started by ``load(_:)`` for callers who may all
+  /// be cancelled — it becomes such a background load, in the same critical section that
+  /// finds it. When the slot only holds an abandoned load still running, the new background
+  /// load starts after it.
   ///
   /// - Returns: `true` when a new load started.
   @usableFromInline
   @discardableResult
   func startInBackground(_ operation: @escaping @Sendable () async -> Result<Success, Failure>) -> Bool {
-    let flight: Flight<Success, Failure>? = current.withLock { current in
-      if let flight = current, flight.isJoinable { return nil }
+    typealias Started = (flight: Flight<Success, Failure>, predecessor: Flight<Success, Failure>?)
+    let started: Started? = current.withLock { current in
+      if let flight = current, flight.keepRunningIfJoinable() { return nil }
+      let predecessor = current
       let flight = Flight<Success, Failure>(keepsRunningWithoutWaiters: true)
       current = flight
-      return flight
+      return (flight, predecessor)
     }
-    guard let flight else { return false }
-    flight.start(operation, onFinish: remove)
+    guard let started else { return false }
+    started.flight.start(after: started.predecessor, operation, onFinish: remove)
     return true
   }
 

@@ -17,6 +17,19 @@
 /// in its slot and gets the flight's outcome — but stops counting as interested. When no
 /// interested waiter is left, the flight becomes unjoinable and its task is cancelled (unless
 /// it keeps running without waiters, as a background refresh does).
+///
+/// ## Priority
+///
+/// The load's task starts with the priority of the caller who started it. A waiter with a
+/// higher priority raises it (``register(_:continuation:priority:)`` and
+/// ``started(_:priority:)`` return the task to escalate), as awaiting the task directly would.
+///
+/// ## Successors
+///
+/// A flight that was abandoned (unjoinable) may still be running: its upstream may ignore
+/// cancellation. The registry then starts the next flight *after* it, and that successor
+/// waits for it to end (``awaitEnd(_:)``) before it runs its own load, so that two loads of
+/// one registry entry never overlap.
 struct FlightStateMachine<Success: Sendable, Failure: Error> {
   typealias Output = Result<Success, Failure>
   typealias Continuation = UnsafeContinuation<Output, Never>
@@ -40,7 +53,13 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
   private var outcome: Output?
   private var task: Task<Void, Never>?
   private var cancelWhenStarted = false
-  private let keepsRunningWithoutWaiters: Bool
+  private var keepsRunningWithoutWaiters: Bool
+  /// Successor flights waiting for this one to end.
+  private var successors: [Continuation] = []
+  /// Whether the load waits for the flight before it to end before it runs.
+  private(set) var waitsForPredecessor = false
+  /// The highest priority the load was asked to run at: its starter's, or a waiter's above it.
+  private(set) var priority: TaskPriority?
 
   /// Creates the state of a flight that has not started.
   ///
@@ -70,25 +89,75 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
     return slots.count - 1
   }
 
+  /// Makes the flight run to its end even when every waiter is cancelled, as a background
+  /// load does — but only while it can still be joined.
+  ///
+  /// - Returns: `true` when the flight is joinable, and from now on keeps running without
+  ///   waiters; `false` when it was abandoned or has finished.
+  mutating func keepRunning() -> Bool {
+    guard isJoinable else { return false }
+    keepsRunningWithoutWaiters = true
+    return true
+  }
+
+  /// Whether the flight has its outcome.
+  var hasEnded: Bool {
+    outcome != nil
+  }
+
+  /// Registers a successor waiting for this flight to end.
+  ///
+  /// - Returns: The outcome, to resume `continuation` with at once, when the flight has
+  ///   already ended; `nil` when `continuation` was kept and ``finish(_:)`` hands it back.
+  mutating func awaitEnd(_ continuation: Continuation) -> Output? {
+    if let outcome { return outcome }
+    successors.append(continuation)
+    return nil
+  }
+
+  /// Records that the load waits for the flight before it to end.
+  mutating func waitForPredecessor() {
+    waitsForPredecessor = true
+  }
+
+  /// Records that the flight before this one has ended.
+  ///
+  /// - Returns: Whether the load must run now: `false` when this flight was abandoned
+  ///   meanwhile, so that nobody is interested in a new load.
+  mutating func predecessorEnded() -> Bool {
+    waitsForPredecessor = false
+    return isJoinable
+  }
+
   enum StartAction {
     case none
     case cancel(Task<Void, Never>)
+    /// Raise the task's priority: a waiter with a higher one registered before it started.
+    case escalate(Task<Void, Never>, to: TaskPriority)
   }
 
   /// Records the task running the load.
-  mutating func started(_ task: Task<Void, Never>) -> StartAction {
+  ///
+  /// - Parameter priority: The priority the task was created with.
+  mutating func started(_ task: Task<Void, Never>, priority: TaskPriority) -> StartAction {
     if cancelWhenStarted { return .cancel(task) }
-    if outcome == nil { self.task = task }
+    guard outcome == nil else { return .none }
+    self.task = task
+    if let requested = self.priority, requested > priority { return .escalate(task, to: requested) }
+    self.priority = priority
     return .none
   }
 
   enum RegisterAction {
-    case suspend
+    /// Suspend; first raise the priority of the task, when there is one, to the waiter's.
+    case suspend(escalating: Task<Void, Never>?)
     case resume(Output)
   }
 
   /// Registers the continuation of the waiter in `slot`.
-  mutating func register(_ slot: Int, continuation: Continuation) -> RegisterAction {
+  ///
+  /// - Parameter priority: The waiting task's priority.
+  mutating func register(_ slot: Int, continuation: Continuation, priority: TaskPriority) -> RegisterAction {
     switch slots[slot] {
     case .joined:
       if let outcome {
@@ -96,7 +165,9 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
         return .resume(outcome)
       }
       slots[slot] = .waiting(continuation)
-      return .suspend
+      if let current = self.priority, current >= priority { return .suspend(escalating: nil) }
+      self.priority = priority
+      return .suspend(escalating: task)
     case .detached(let cancellation):
       slots[slot] = .done
       return .resume(.failure(cancellation))
@@ -157,7 +228,7 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
 
   /// Records the outcome of the load.
   ///
-  /// - Returns: The continuations to resume with `outcome`.
+  /// - Returns: The continuations to resume with `outcome`: the waiters' and the successors'.
   mutating func finish(_ outcome: Output) -> [Continuation] {
     precondition(self.outcome == nil, "a flight finished twice")
     self.outcome = outcome
@@ -171,6 +242,8 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
         slots[index] = .done
       }
     }
+    continuations += successors
+    successors = []
     return continuations
   }
 }

@@ -18,11 +18,6 @@ final class Race<Value: Sendable>: Sendable {
 
   init() {}
 
-  /// Whether the race has been resolved.
-  var isResolved: Bool {
-    state.withLock { $0.value != nil }
-  }
-
   /// Tracks a task to cancel once the race is resolved (at once if it already is).
   func track(_ task: Task<Void, Never>) {
     let resolved = state.withLock { state in

@@ -53,7 +53,12 @@ extension Query {
   /// The shared load runs in its own task, so cancelling one caller never cancels it: that
   /// caller stops waiting (with `CancellationError` when `Failure` can hold one; otherwise it
   /// still gets the outcome). The shared load is cancelled only when every caller waiting for
-  /// it has been cancelled.
+  /// it has been cancelled. Loads never overlap: when a cancelled load ignores its
+  /// cancellation and runs on, the next caller's load starts once it has ended.
+  ///
+  /// The shared load runs at the priority of the caller who started it, raised to that of
+  /// any caller with a higher one who joins it (on Linux, and on Apple platforms from the
+  /// 26 releases, where `Task.escalatePriority(to:)` exists).
   ///
   /// - Important: Copies of the returned query share their loads; two calls of `serial()`
   ///   make two independent queries. Keep the one you made.

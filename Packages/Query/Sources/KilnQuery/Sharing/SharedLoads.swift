@@ -24,6 +24,8 @@ import _KilnSynchronization
 ///
 /// Nothing is cached: once a load finishes, the next caller for its key starts a new one.
 /// A load in flight is cancelled only when every caller waiting for it has been cancelled.
+/// One key never has two loads running at once: when the cancelled load ignores its
+/// cancellation and runs on, the next caller's load starts once it has ended.
 ///
 /// - Important: All queries that use one key must load the same resource: the registry cannot
 ///   tell two different queries apart, and a caller may get the result of a query built by
@@ -78,6 +80,15 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
     return (flight as? Flight<Success, Failure>)?.waiterCount ?? 0
   }
 
+  /// Whether the load of `key` (with the given result type) waits for an abandoned load,
+  /// still running, to end before it runs.
+  func waitsForAbandonedLoad<Success: Sendable, Failure: Error>(_ key: Key, _: Result<Success, Failure>.Type) -> Bool {
+    let flight = flights.withLock { flights in
+      flights[FlightKey(key: key, output: ObjectIdentifier(Result<Success, Failure>.self))]
+    }
+    return (flight as? Flight<Success, Failure>)?.waitsForPredecessor ?? false
+  }
+
   @usableFromInline
   func outcome<Upstream: Query>(
     for key: Key,
@@ -86,16 +97,22 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
     typealias SharedFlight = Flight<Upstream.Success, Upstream.Failure>
     if let cancellation = SharedFlight.cancellationIfCancelled { return .failure(cancellation) }
     let flightKey = FlightKey(key: key, output: ObjectIdentifier(Result<Upstream.Success, Upstream.Failure>.self))
-    let (flight, slot, isNew) = flights.withLock { flights in
-      if let flight = flights[flightKey] as? SharedFlight, let slot = flight.join() {
-        return (flight, slot, false)
+    let (flight, slot, isNew, predecessor) = flights.withLock { flights in
+      let existing = flights[flightKey] as? SharedFlight
+      if let existing, let slot = existing.join() {
+        return (existing, slot, false, nil as SharedFlight?)
       }
+      // A flight still here but not joinable was abandoned and may still be running.
       let flight = SharedFlight()
       flights[flightKey] = flight
-      return (flight, flight.join()!, true)
+      return (flight, flight.join()!, true, existing)
     }
     if isNew {
-      flight.start({ await query.result() }, onFinish: { [self] flight in remove(flight, for: flightKey) })
+      flight.start(
+        after: predecessor,
+        { await query.result() },
+        onFinish: { [self] flight in remove(flight, for: flightKey) }
+      )
     }
     return await flight.wait(slot)
   }

@@ -79,6 +79,9 @@ public struct StaleWhileRevalidateQuery<
   /// Refreshes from the source now and returns the new value, joining a refresh already in
   /// flight.
   ///
+  /// The refresh is cancelled when every caller waiting for it is — unless a stale value
+  /// was served while it ran: it then runs to its end, as a background refresh does.
+  ///
   /// - Returns: The refreshed value, saved in the cache.
   /// - Throws: The source's failure.
   @inlinable
@@ -129,7 +132,11 @@ extension Storage {
   ///
   /// At most one refresh is in flight at any time, whoever started it. A refresh saves its
   /// value into this storage. A background refresh runs to its end even when every caller is
-  /// gone; a refresh started by callers who wait for it is cancelled once all of them are.
+  /// gone; a refresh started by callers who wait for it (a load with nothing usable cached,
+  /// ``StaleWhileRevalidateQuery/refresh()``) is cancelled once all of them are — unless a
+  /// stale value was served meanwhile: the refresh that value relies on then runs to its end
+  /// like a background one. A cancelled refresh whose source ignores the cancellation still
+  /// counts as in flight: the next refresh starts once it has ended.
   ///
   /// - Parameters:
   ///   - source: Where fresh values come from.

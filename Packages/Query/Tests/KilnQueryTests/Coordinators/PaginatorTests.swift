@@ -176,4 +176,61 @@ struct PaginatorTests {
     #expect(await paginator.data == Self.elements(of: 0))
     #expect(await paginator.nextPage == 1)
   }
+
+  /// A paginator whose page queries ignore cancellation: they end when `source` finishes.
+  private static func stubbornPaginator(
+    _ source: StubbornQuery,
+    pages: Recorder<Int>
+  ) -> Paginator<Int, any Error> {
+    Paginator { page in
+      pages.append(page)
+      return AnyQuery<[Int], any Error> {
+        _ = await source.load()
+        return elements(of: page)
+      }
+    }
+  }
+
+  @Test("after every caller gave up on a request that runs on, the next waits for it and asks for the page again")
+  func nextRequestWaitsForAbandonedRequest() async throws {
+    let source = StubbornQuery(value: 0)
+    let pages = Recorder<Int>()
+    let paginator = Self.stubbornPaginator(source, pages: pages)
+    let abandoned = Task { try await paginator.loadMore() }
+    await source.waitForLoads(1)
+    abandoned.cancel()
+    await #expect(throws: CancellationError.self) { try await abandoned.value }
+
+    let next = Task { try await paginator.loadMore() }
+    await eventually { await paginator.waitsForAbandonedRequest || source.loadCount == 2 }
+    #expect(source.loadCount == 1)  // one request at a time
+
+    source.finish()
+    #expect(try await next.value == Self.elements(of: 0))
+    #expect(pages.values == [0, 0])
+    #expect(source.events.values == ["start", "end", "start", "end"])
+    #expect(await paginator.nextPage == 1)
+    #expect(await !paginator.isLoading)
+  }
+
+  @Test("a request after reset waits for the discarded request that runs on")
+  func requestAfterResetWaitsForDiscardedRequest() async throws {
+    let source = StubbornQuery(value: 0)
+    let pages = Recorder<Int>()
+    let paginator = Self.stubbornPaginator(source, pages: pages)
+    let discarded = Task { try await paginator.loadMore() }
+    await source.waitForLoads(1)
+    await paginator.reset()
+
+    let fresh = Task { try await paginator.loadMore() }
+    await eventually { await paginator.waitsForAbandonedRequest || source.loadCount == 2 }
+    #expect(source.loadCount == 1)
+    #expect(await paginator.isLoading)
+
+    source.finish()
+    #expect(try await discarded.value == [])  // the data when it ended: reset, nothing new yet
+    #expect(try await fresh.value == Self.elements(of: 0))
+    #expect(pages.values == [0, 0])
+    #expect(source.events.values == ["start", "end", "start", "end"])
+  }
 }

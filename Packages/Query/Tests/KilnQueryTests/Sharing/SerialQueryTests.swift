@@ -106,6 +106,81 @@ struct SerialQueryTests {
     #expect(spy.loadCount == 2)
   }
 
+  @Test("after every waiter gave up on a load that ignores it, the next caller's load starts once that one ended")
+  func nextLoadWaitsForAbandonedLoad() async throws {
+    let source = StubbornQuery(value: 4)
+    let query = AnyQuery<Int, any Error> { await source.load() }.serial()
+    let abandoned = Task { try await query.load() }
+    await source.waitForLoads(1)
+    abandoned.cancel()
+    await #expect(throws: CancellationError.self) { try await abandoned.value }
+
+    let next = Task { try await query.load() }
+    await eventually { query.slot.waitsForAbandonedLoad || source.loadCount == 2 }
+    #expect(source.loadCount == 1)  // the abandoned load runs on: no second one beside it
+    #expect(query.isLoading)
+
+    source.finish()
+    #expect(try await next.value == 4)
+    #expect(source.loadCount == 2)  // a load of its own, not the abandoned one's outcome
+    #expect(source.events.values == ["start", "end", "start", "end"])
+  }
+
+  @Test("callers who all give up while an abandoned load runs on cause no load of their own")
+  func givingUpWhileWaitingForAbandonedLoad() async throws {
+    let source = StubbornQuery(value: 4)
+    let query = AnyQuery<Int, any Error> { await source.load() }.serial()
+    let abandoned = Task { try await query.load() }
+    await source.waitForLoads(1)
+    abandoned.cancel()
+    await #expect(throws: CancellationError.self) { try await abandoned.value }
+    let gaveUp = Task { try await query.load() }
+    await eventually { query.slot.waitsForAbandonedLoad || source.loadCount == 2 }
+    gaveUp.cancel()
+    await #expect(throws: CancellationError.self) { try await gaveUp.value }
+
+    source.finish()
+    #expect(try await query.load() == 4)  // starts once the load nobody wanted has ended
+    #expect(source.loadCount == 2)  // the abandoned one and this one
+  }
+
+  @Test("a typed caller who gives up while an abandoned load runs on gets that load's outcome")
+  func typedGivingUpWhileWaitingForAbandonedLoad() async {
+    let source = StubbornQuery(value: 4)
+    let query = AnyQuery { () async throws(APIError) -> Int in await source.load() }.serial()
+    let abandoned = Task { await query.result() }
+    await source.waitForLoads(1)
+    abandoned.cancel()  // typed: it keeps waiting, but the load is abandoned
+    await eventually { !query.isLoading }
+    let gaveUp = Task { await query.result() }
+    await eventually { query.slot.waitsForAbandonedLoad || source.loadCount == 2 }
+    gaveUp.cancel()
+
+    source.finish()
+    #expect(await abandoned.value == .success(4))
+    #expect(await gaveUp.value == .success(4))  // no longer than the load already running takes
+    #expect(source.loadCount == 1)
+  }
+
+  @Test("a waiter with a higher priority raises the priority of the shared load")
+  func waiterRaisesPriority() async throws {
+    let gate = Gate()
+    let query = AnyQuery<TaskPriority, any Error> {
+      try await gate.wait()
+      return Task.currentPriority
+    }
+    .serial()
+    let low = Task(priority: .background) { try await query.load() }
+    await gate.waitForWaiters(1)
+    #expect(query.slot.loadPriority == .background)
+
+    let high = Task(priority: .high) { try await query.load() }
+    await eventually { query.slot.loadPriority == .high }
+    gate.open()
+    #expect(try await low.value == .high)  // the load ran at the highest waiter's priority
+    #expect(try await high.value == .high)
+  }
+
   @Test("a typed waiter that is cancelled still gets the outcome; all cancelled cancels the load")
   func typedCancellation() async {
     // `APIError` cannot hold a CancellationError: the waiters get what the cancelled load

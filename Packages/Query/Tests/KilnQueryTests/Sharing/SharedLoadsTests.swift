@@ -86,6 +86,31 @@ struct SharedLoadsTests {
     await eventually { loads.inFlightCount == 0 }
   }
 
+  @Test("one key never has two loads running: the next load waits for an abandoned one that runs on")
+  func nextLoadWaitsForAbandonedLoad() async throws {
+    let loads = SharedLoads<String>()
+    let source = StubbornQuery(value: 5)
+    let query = AnyQuery<Int, any Error> { await source.load() }.shared(by: "k", in: loads)
+    let abandoned = Task { try await query.load() }
+    await source.waitForLoads(1)
+    abandoned.cancel()
+    await #expect(throws: CancellationError.self) { try await abandoned.value }
+    #expect(loads.isLoading("k"))  // still running
+
+    let next = Task { try await query.load() }
+    await eventually {
+      loads.waitsForAbandonedLoad("k", Result<Int, any Error>.self) || source.loadCount == 2
+    }
+    #expect(source.loadCount == 1)
+    #expect(loads.inFlightCount == 1)
+
+    source.finish()
+    #expect(try await next.value == 5)
+    #expect(source.loadCount == 2)
+    #expect(source.events.values == ["start", "end", "start", "end"])
+    await eventually { loads.inFlightCount == 0 }
+  }
+
   @Test("typed failures are shared with their type")
   func typedFailure() async {
     let loads = SharedLoads<Int>()

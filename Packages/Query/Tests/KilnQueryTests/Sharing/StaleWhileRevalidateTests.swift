@@ -172,4 +172,81 @@ struct StaleWhileRevalidateTests {
     #expect(try await query.load() == 3)
     #expect(errors.values == ["TestError(disk full)"])
   }
+
+  @Test("a stale value served while refresh() runs keeps that refresh going when refresh()'s caller is cancelled")
+  func staleReadPinsForegroundRefresh() async throws {
+    let now = ManualDate()
+    let cache = SpyStorage<Int>(value: 1, now: now.provider)
+    let source = SpyQuery<Int, any Error>(.success(2))
+    source.hold()
+    let query = cache.staleWhileRevalidate(from: source, validationPolicy: .maxAge(.seconds(1)), now: now.provider)
+    now.advance(by: .seconds(2))
+
+    let pull = Task { try await query.refresh() }  // pull-to-refresh: a refresh its caller waits for
+    await source.waitForLoads(1)
+    await eventually { query.slot.waiterCount == 1 }
+    #expect(try await query.load() == 1)  // served stale, relying on the refresh in flight
+    pull.cancel()  // the pull-to-refresh screen goes away
+    await #expect(throws: CancellationError.self) { try await pull.value }
+    #expect(query.isRefreshing)
+
+    source.release()
+    await source.waitForCompletions(1)
+    #expect(source.cancelledCount == 0)
+    await eventually { !query.isRefreshing }
+    #expect(cache.savedValues == [2])
+    #expect(source.loadCount == 1)
+  }
+
+  @Test("a refresh abandoned by its callers that runs on stays the one in flight: the next starts after it")
+  func nextRefreshWaitsForAbandonedRefresh() async throws {
+    let cache = SpyStorage<Int>()
+    let source = StubbornQuery(value: 2)
+    let query = cache.staleWhileRevalidate(
+      from: AnyQuery<Int, any Error> { await source.load() },
+      validationPolicy: .maxAge(.seconds(1))
+    )
+    let abandoned = Task { try await query.load() }  // nothing cached: waits for a refresh
+    await source.waitForLoads(1)
+    abandoned.cancel()
+    await #expect(throws: CancellationError.self) { try await abandoned.value }
+
+    let next = Task { try await query.load() }
+    await eventually { query.slot.waitsForAbandonedLoad || source.loadCount == 2 }
+    #expect(source.loadCount == 1)  // at most one refresh in flight
+
+    source.finish()
+    #expect(try await next.value == 2)
+    #expect(source.loadCount == 2)
+    #expect(source.events.values == ["start", "end", "start", "end"])
+  }
+
+  @Test("a stale read while an abandoned refresh runs on starts its background refresh after that one")
+  func backgroundRefreshWaitsForAbandonedRefresh() async throws {
+    let now = ManualDate()
+    let cache = SpyStorage<Int>(value: 1, now: now.provider)
+    let source = StubbornQuery(value: 2)
+    let refreshes = Recorder<Int?>()
+    let query = cache.staleWhileRevalidate(
+      from: AnyQuery<Int, any Error> { await source.load() },
+      validationPolicy: .maxAge(.seconds(1)),
+      now: now.provider,
+      onRefresh: { refreshes.append(try? $0.get()) }
+    )
+    now.advance(by: .seconds(2))
+    let abandoned = Task { try await query.refresh() }
+    await source.waitForLoads(1)
+    abandoned.cancel()
+    await #expect(throws: CancellationError.self) { try await abandoned.value }
+
+    #expect(try await query.load() == 1)  // stale, served at once
+    await eventually { query.slot.waitsForAbandonedLoad || source.loadCount == 2 }
+    #expect(source.loadCount == 1)
+    #expect(query.isRefreshing)
+
+    source.finish()
+    await refreshes.waitForCount(2)
+    #expect(source.events.values == ["start", "end", "start", "end"])
+    #expect(cache.savedValues == [2, 2])
+  }
 }

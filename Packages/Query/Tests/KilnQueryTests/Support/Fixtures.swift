@@ -50,6 +50,9 @@ final class StubbornQuery: Query, Sendable {
 
   var loadCount: Int { started.value }
 
+  /// "start" and "end" of every load, in order: loads that overlap interleave.
+  let events = Recorder<String>()
+
   func waitForLoads(_ count: Int) async {
     await started.wait(untilAtLeast: count)
   }
@@ -60,9 +63,11 @@ final class StubbornQuery: Query, Sendable {
   }
 
   func load() async -> Int {
+    events.append("start")
     started.increment()
     // An unstructured task is not cancelled with its awaiting caller: the wait outlives it.
     await Task { [released] in await released.wait(untilAtLeast: 1) }.value
+    events.append("end")
     return value
   }
 }
