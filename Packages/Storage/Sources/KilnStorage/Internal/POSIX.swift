@@ -106,10 +106,15 @@ enum POSIX {
     if failure != 0 { throw FileSystemError(operation: "write", path: path, code: failure) }
   }
 
-  /// Opens `path` for appending, creating it if needed.
-  static func openForAppending(_ path: String) throws(FileSystemError) -> Int32 {
-    let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-    if descriptor < 0 { throw FileSystemError(operation: "open", path: path, code: errno) }
+  /// Opens `path` for appending, creating it if needed and `create` is set.
+  ///
+  /// - Returns: The descriptor; `nil` when the file does not exist and `create` is not set.
+  static func openForAppending(_ path: String, create: Bool) throws(FileSystemError) -> Int32? {
+    let descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | (create ? O_CREAT : 0), 0o644)
+    if descriptor < 0 {
+      if !create, errno == ENOENT { return nil }
+      throw FileSystemError(operation: "open", path: path, code: errno)
+    }
     return descriptor
   }
 
@@ -164,6 +169,13 @@ enum POSIX {
     var info = stat()
     guard fstat(descriptor, &info) == 0 else { return nil }
     return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+  }
+
+  /// The identity and size of an open file.
+  static func status(ofDescriptor descriptor: Int32) -> (identity: FileIdentity, size: Int)? {
+    var info = stat()
+    guard fstat(descriptor, &info) == 0 else { return nil }
+    return (FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)), Int(info.st_size))
   }
 
   /// Flushes a directory's entries (after a rename) to stable storage.

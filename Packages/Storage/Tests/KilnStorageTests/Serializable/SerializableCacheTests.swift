@@ -324,6 +324,62 @@ struct SerializableCacheTests {
     }
   }
 
+  enum JournalLoss: String, CaseIterable, Sendable {
+    /// Deleted while no descriptor is open: after loading an existing journal.
+    case deletedAfterLoad
+    /// Deleted while no descriptor is open: after a compaction renamed a new file in.
+    case deletedAfterCompaction
+    /// Replaced by a shorter journal while no descriptor is open.
+    case replacedAfterLoad
+    /// Emptied while the writer's descriptor is open on it.
+    case emptiedWhileOpen
+  }
+
+  @Test(
+    "a journal deleted, replaced or emptied behind the cache's back is rewritten whole, header first",
+    arguments: JournalLoss.allCases)
+  func lostJournal(loss: JournalLoss) async throws {
+    try await withTemporaryDirectory { directory in
+      let first = try Self.load(directory)
+      first["a"] = Article(id: 1, title: "a")
+      try await first.flush()
+      let cache: Cache
+      switch loss {
+      case .deletedAfterLoad, .replacedAfterLoad:
+        cache = try Self.load(directory)
+      case .deletedAfterCompaction:
+        cache = first
+        for step in 0..<300 { cache["a"] = Article(id: step, title: String(repeating: "t", count: 1_000)) }
+        cache["a"] = Article(id: 1, title: "a")
+        try await cache.flush()
+        #expect(await cache.journalSize < 1_000)  // compacted: the descriptor is closed
+      case .emptiedWhileOpen:
+        cache = first
+        cache["z"] = Article(id: 26, title: "z")
+        try await cache.flush()  // an append: the descriptor stays open
+        cache.removeValue(forKey: "z")
+        try await cache.flush()
+      }
+      switch loss {
+      case .deletedAfterLoad, .deletedAfterCompaction:
+        try FileManager.default.removeItem(at: cache.fileURL)
+      case .replacedAfterLoad:
+        try Data("KLNJ".utf8 + [1, 0, 0, 0]).write(to: cache.fileURL)
+      case .emptiedWhileOpen:
+        try FileHandle(forWritingTo: cache.fileURL).truncate(atOffset: 0)
+      }
+      cache["b"] = Article(id: 2, title: "b")
+      try await cache.flush()
+      #expect(try Data(contentsOf: cache.fileURL).prefix(4) == Data("KLNJ".utf8))
+      let reloaded = try Self.load(directory)
+      #expect(reloaded.recovery.setAside == nil)
+      #expect(reloaded.recovery.discardedBytes == 0)
+      #expect(reloaded["a"] == Article(id: 1, title: "a"))
+      #expect(reloaded["b"] == Article(id: 2, title: "b"))
+      #expect(reloaded.count == 2)
+    }
+  }
+
   @Test("it is a KeyValueStore")
   func keyValueStore() async throws {
     try await withTemporaryDirectory { directory in
