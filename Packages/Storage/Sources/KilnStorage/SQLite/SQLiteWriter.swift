@@ -84,8 +84,11 @@ actor SQLiteWriter {
   }
 
   /// Writes the WAL back into the database file and truncates it.
+  ///
+  /// - Throws: ``SQLiteStoreError/busy(message:)`` when readers or another writer kept it
+  ///   from completing within the busy timeout.
   func checkpoint() throws(SQLiteStoreError) {
-    try open().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    try open().checkpoint()
   }
 
   func close() {

@@ -220,6 +220,75 @@ struct SQLiteStoreTests {
     }
   }
 
+  @Test("checkpoint truncates the write-ahead log")
+  func checkpointTruncates() async throws {
+    try await withTemporaryDirectory { directory in
+      let url = directory.appendingPathComponent("db.sqlite")
+      let store = try SQLiteStore<String, Int>(url: url)
+      for index in 0..<50 { try await store.setValue(index, forKey: "k\(index)") }
+      #expect(try Self.walSize(url) > 0)
+      try await store.checkpoint()
+      #expect(try Self.walSize(url) == 0)
+    }
+  }
+
+  @Test("checkpoint fails as busy when a reader keeps it from completing, and succeeds once it is done")
+  func checkpointBlockedByReader() async throws {
+    try await withTemporaryDirectory { directory in
+      let url = directory.appendingPathComponent("db.sqlite")
+      let store = try SQLiteStore<String, Int>(url: url, busyTimeout: .milliseconds(50))
+      for index in 0..<50 { try await store.setValue(index, forKey: "k\(index)") }
+      // Another process's long read: a snapshot older than the next write.
+      let reader = try SQLiteConnection(path: url.path, readOnly: true, busyTimeout: .zero)
+      try reader.execute("BEGIN")
+      let statement = try reader.statement("SELECT COUNT(*) FROM kiln_cache")
+      #expect(try statement.step())
+      try await store.setValue(99, forKey: "after")
+      await #expect {
+        try await store.checkpoint()
+      } throws: { error in
+        guard case SQLiteStoreError.busy = error else { return false }
+        return true
+      }
+      #expect(try Self.walSize(url) > 0)
+      statement.reset()
+      try reader.execute("COMMIT")
+      try await store.checkpoint()
+      #expect(try Self.walSize(url) == 0)
+      #expect(try await store.value(forKey: "after") == 99)
+    }
+  }
+
+  @Test("a database that stays out of WAL mode is a typed error, not a silent rollback journal")
+  func walRefused() throws {
+    // An in-memory database answers `memory` to `PRAGMA journal_mode = WAL`.
+    let memory = try SQLiteConnection(path: ":memory:", readOnly: false, busyTimeout: .zero)
+    #expect {
+      try memory.enableWAL(retryingWhileBusyFor: .milliseconds(50))
+    } throws: { error in
+      guard case SQLiteStoreError.walUnavailable(path: ":memory:", journalMode: "memory") = error else { return false }
+      return true
+    }
+  }
+
+  @Test("a new database file is switched to WAL mode")
+  func walEnabled() async throws {
+    try await withTemporaryDirectory { directory in
+      let url = directory.appendingPathComponent("db.sqlite")
+      _ = try SQLiteStore<String, Int>(url: url)
+      let connection = try SQLiteConnection(path: url.path, readOnly: true, busyTimeout: .zero)
+      let statement = try connection.statement("PRAGMA journal_mode")
+      #expect(try statement.step())
+      #expect(statement.text(at: 0) == "wal")
+      statement.reset()
+    }
+  }
+
+  static func walSize(_ database: URL) throws -> Int {
+    let attributes = try FileManager.default.attributesOfItem(atPath: database.path + "-wal")
+    return try #require(attributes[.size] as? Int)
+  }
+
   @Test("a cancelled task writes nothing")
   func cancelledWrite() async throws {
     try await withTemporaryDirectory { directory in
