@@ -37,7 +37,8 @@ public final class UserDefaultsListStore<Key: Hashable & Sendable, Value: Sendab
   ///
   /// - Parameters:
   ///   - defaults: The defaults; `.standard` by default. Prefer a suite of your own.
-  ///   - keyPrefix: The prefix of the preference names; `kiln.list.` by default.
+  ///   - keyPrefix: The prefix of the preference names (`<keyPrefix>str:…` and
+  ///     `<keyPrefix>bin:…`); `kiln.list.` by default.
   ///   - maximumEntriesPerKey: The bound of each list; 10 by default; at least 1.
   ///   - entryLifetime: How long entries stored without an explicit expiry live.
   ///   - keyCodec: How keys become preference names.
@@ -118,7 +119,8 @@ public final class UserDefaultsListStore<Key: Hashable & Sendable, Value: Sendab
     writes.withLock { _ in box.defaults.removeObject(forKey: name) }
   }
 
-  /// Removes every preference whose name starts with ``keyPrefix``.
+  /// Removes every list this store writes: the preferences named `<keyPrefix>str:…` or
+  /// `<keyPrefix>bin:…`.
   public func removeAll() {
     writes.withLock { _ in DefaultsEntry.removeAll(prefix: keyPrefix, from: box.defaults) }
   }

@@ -37,8 +37,8 @@ public final class UserDefaultsStore<Key: Hashable & Sendable, Value: Sendable>:
   ///
   /// - Parameters:
   ///   - defaults: The defaults; `.standard` by default. Prefer a suite of your own.
-  ///   - keyPrefix: The prefix of the preference names; ``removeAll()`` removes exactly the
-  ///     preferences that start with it. `kiln.` by default.
+  ///   - keyPrefix: The prefix of the preference names: the store writes `<keyPrefix>str:…`
+  ///     and `<keyPrefix>bin:…`, and ``removeAll()`` removes exactly those. `kiln.` by default.
   ///   - entryLifetime: How long entries stored without an explicit expiry live; `nil` (the
   ///     default) keeps them until removed.
   ///   - keyCodec: How keys become preference names.
@@ -102,7 +102,11 @@ public final class UserDefaultsStore<Key: Hashable & Sendable, Value: Sendable>:
     box.defaults.removeObject(forKey: try preferenceName(for: key))
   }
 
-  /// Removes every preference whose name starts with ``keyPrefix``.
+  /// Removes every preference this store writes: those named `<keyPrefix>str:…` or
+  /// `<keyPrefix>bin:…`.
+  ///
+  /// Other preferences that merely start with ``keyPrefix`` — a ``UserDefaultsListStore``'s
+  /// `kiln.list.…` lists under the default prefixes, say — are left alone.
   public func removeAll() {
     DefaultsEntry.removeAll(prefix: keyPrefix, from: box.defaults)
   }
@@ -196,6 +200,8 @@ enum DefaultsEntry {
   }
 
   /// `<prefix>str:<key>` for UTF-8 keys without NUL, `<prefix>bin:<hex>` otherwise.
+  ///
+  /// ``removeAll(prefix:from:)`` relies on these two forms.
   static func name(prefix: String, key: Data) -> String {
     if !key.contains(0), let text = String(data: key, encoding: .utf8) {
       return prefix + "str:" + text
@@ -203,8 +209,11 @@ enum DefaultsEntry {
     return prefix + "bin:" + key.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
   }
 
+  /// Removes the preferences named by ``name(prefix:key:)`` for `prefix`, and no others.
   static func removeAll(prefix: String, from defaults: UserDefaults) {
-    for name in defaults.dictionaryRepresentation().keys where name.hasPrefix(prefix) {
+    let text = prefix + "str:"
+    let binary = prefix + "bin:"
+    for name in defaults.dictionaryRepresentation().keys where name.hasPrefix(text) || name.hasPrefix(binary) {
       defaults.removeObject(forKey: name)
     }
   }

@@ -70,6 +70,27 @@ struct UserDefaultsStoreTests {
     }
   }
 
+  @Test("removeAll leaves a list store's lists alone, though the default prefixes overlap")
+  func removeAllKeepsLists() throws {
+    try withTemporaryDefaults { defaults in
+      let items = UserDefaultsStore<String, Int>(defaults: defaults)  // prefix "kiln."
+      let lists = UserDefaultsListStore<String, Int>(defaults: defaults)  // prefix "kiln.list."
+      try lists.append(1, forKey: "feed")
+      try items.setValue(2, forKey: "token", expiresAt: nil)
+      try items.setValue(3, forKey: "nul\0key", expiresAt: nil)
+      defaults.set("mine", forKey: "kiln.setting")
+      items.removeAll()
+      #expect(items.value(forKey: "token") == nil)
+      #expect(items.value(forKey: "nul\0key") == nil)
+      #expect(lists.entries(forKey: "feed").map(\.value) == [1])
+      #expect(defaults.string(forKey: "kiln.setting") == "mine")
+      try items.setValue(4, forKey: "token", expiresAt: nil)
+      lists.removeAll()
+      #expect(lists.entries(forKey: "feed").isEmpty)
+      #expect(items.value(forKey: "token") == 4)
+    }
+  }
+
   @Test("an unencodable value is a typed error and changes nothing")
   func encodingFailure() throws {
     try withTemporaryDefaults { defaults in
