@@ -62,14 +62,18 @@ public final class UserDefaultsStore<Key: Hashable & Sendable, Value: Sendable>:
   }
 
   /// The entry stored under `key`, or `nil` when there is none, it has expired or it does
-  /// not decode (then the preference is removed).
+  /// not decode (then the preference is removed, unless a Kiln store of this process has
+  /// written it again since it was read).
   ///
   /// - Throws: ``UserDefaultsStoreError/keyEncodingFailed(_:)``.
   public func entry(forKey key: Key) throws(UserDefaultsStoreError) -> CacheEntry<Value>? {
     let name = try preferenceName(for: key)
     guard let data = box.defaults.data(forKey: name) else { return nil }
     guard let entry = DefaultsEntry.decode(data, valueCodec), !entry.isExpired(at: now()) else {
-      box.defaults.removeObject(forKey: name)
+      // The codec and `now` ran after the read: a newer value may be stored by now.
+      DefaultsChanges.shared.change(name, in: box.defaults) { current in
+        current == .data(data) ? .remove : .keep
+      }
       return nil
     }
     return entry
@@ -92,14 +96,15 @@ public final class UserDefaultsStore<Key: Hashable & Sendable, Value: Sendable>:
     let stamp = now()
     let entry = CacheEntry(
       value: value, storedAt: stamp, expiresAt: expiresAt ?? entryLifetime.map { stamp + $0.timeInterval })
-    box.defaults.set(try DefaultsEntry.encode(entry, valueCodec), forKey: name)
+    let encoded = try DefaultsEntry.encode(entry, valueCodec)
+    DefaultsChanges.shared.change(name, in: box.defaults) { _ in .set(.data(encoded)) }
   }
 
   /// Removes the value stored under `key`.
   ///
   /// - Throws: ``UserDefaultsStoreError/keyEncodingFailed(_:)``.
   public func removeValue(forKey key: Key) throws(UserDefaultsStoreError) {
-    box.defaults.removeObject(forKey: try preferenceName(for: key))
+    DefaultsChanges.shared.change(try preferenceName(for: key), in: box.defaults) { _ in .remove }
   }
 
   /// Removes every preference this store writes: those named `<keyPrefix>str:…` or
@@ -214,7 +219,7 @@ enum DefaultsEntry {
     let text = prefix + "str:"
     let binary = prefix + "bin:"
     for name in defaults.dictionaryRepresentation().keys where name.hasPrefix(text) || name.hasPrefix(binary) {
-      defaults.removeObject(forKey: name)
+      DefaultsChanges.shared.change(name, in: defaults) { _ in .remove }
     }
   }
 }

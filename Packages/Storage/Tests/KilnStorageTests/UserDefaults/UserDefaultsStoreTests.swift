@@ -1,6 +1,7 @@
 import Foundation
 import KilnStorage
 import KilnTesting
+import Synchronization
 import Testing
 
 /// A throwaway defaults suite, removed after `body`, so tests never touch the real domain.
@@ -42,6 +43,29 @@ struct UserDefaultsStoreTests {
       now.advance(by: .seconds(1))
       #expect(store.value(forKey: "k") == nil)
       #expect(defaults.data(forKey: "kiln.str:k") == nil)
+    }
+  }
+
+  @Test("an expired read does not remove a value another store wrote after the read")
+  func expiredReadKeepsNewerValue() throws {
+    try withTemporaryDefaults { defaults in
+      let clock = ManualDate()
+      let writer = UserDefaultsStore<String, Int>(defaults: defaults, now: clock.provider)
+      // The other store's write lands between the read of the expired entry and its removal:
+      // the reader judges expiry with `now` exactly there.
+      let interleave = OneShot()
+      let reader = UserDefaultsStore<String, Int>(
+        defaults: defaults,
+        now: {
+          interleave.run()
+          return clock()
+        })
+      try reader.setValue(1, forKey: "k", expiresAt: clock() + 10)
+      clock.advance(by: .seconds(11))
+      interleave.arm { try? writer.setValue(2, forKey: "k", expiresAt: nil) }
+      #expect(try reader.entry(forKey: "k") == nil)
+      #expect(interleave.hasRun)
+      #expect(try writer.entry(forKey: "k")?.value == 2)
     }
   }
 
@@ -117,6 +141,29 @@ struct UserDefaultsStoreTests {
     #expect(try await store.value(forKey: "k") == 3)
     try await store.removeAll()
     #expect(try await store.value(forKey: "k") == nil)
+  }
+}
+
+/// An action that runs once, the first time ``run()`` is called after ``arm(_:)``.
+final class OneShot: Sendable {
+  private let armed = Atomic<Bool>(false)
+  private let ran = Atomic<Bool>(false)
+  private let actions = Recorder<@Sendable () -> Void>()
+
+  func arm(_ action: @escaping @Sendable () -> Void) {
+    actions.append(action)
+    armed.store(true, ordering: .sequentiallyConsistent)
+  }
+
+  func run() {
+    guard armed.compareExchange(expected: true, desired: false, ordering: .sequentiallyConsistent).exchanged
+    else { return }
+    actions.values.last?()
+    ran.store(true, ordering: .sequentiallyConsistent)
+  }
+
+  var hasRun: Bool {
+    ran.load(ordering: .sequentiallyConsistent)
   }
 }
 
