@@ -167,6 +167,17 @@ final class OneShot: Sendable {
   }
 }
 
+/// Defaults whose `set` first runs ``beforeSet`` (once armed) on the writing thread: a
+/// write that lands late — and, on Apple platforms, where change observers run.
+final class HookedDefaults: UserDefaults {
+  let beforeSet = OneShot()
+
+  override func set(_ value: Any?, forKey defaultName: String) {
+    beforeSet.run()
+    super.set(value, forKey: defaultName)
+  }
+}
+
 @Suite("UserDefaultsListStore", .timeLimit(.minutes(1)))
 struct UserDefaultsListStoreTests {
   @Test("appends keep the list in order and bounded, dropping the oldest")
@@ -196,6 +207,23 @@ struct UserDefaultsListStoreTests {
     }
   }
 
+  @Test(
+    "an append that lands after another began loses nothing, through one store or two, and holds no lock",
+    arguments: [true, false])
+  func lateAppend(throughOneStore: Bool) throws {
+    let name = "kiln-storage-tests-\(UUID().uuidString)"
+    let defaults = try #require(HookedDefaults(suiteName: name))
+    defer { defaults.removePersistentDomain(forName: name) }
+    let lists = UserDefaultsListStore<String, Int>(defaults: defaults)
+    let other = throughOneStore ? lists : UserDefaultsListStore<String, Int>(defaults: defaults)
+    // The append of 1 decides its list, then — before the list lands — the append of 2 runs
+    // to completion on the same thread, as an observer of the change would.
+    defaults.beforeSet.arm { try? other.append(2, forKey: "feed") }
+    try lists.append(1, forKey: "feed")
+    #expect(defaults.beforeSet.hasRun)
+    #expect(lists.entries(forKey: "feed").map(\.value) == [1, 2])
+  }
+
   @Test("removeValue drops the whole list; concurrent appends lose nothing within the bound")
   func removeAndConcurrency() async throws {
     let name = "kiln-storage-tests-\(UUID().uuidString)"
@@ -212,5 +240,19 @@ struct UserDefaultsListStoreTests {
     #expect(store.entries(forKey: "k").count == 80)
     try store.removeValue(forKey: "k")
     #expect(store.entries(forKey: "k").isEmpty)
+  }
+
+  @Test("many threads appending through two stores on one defaults lose nothing within the bound")
+  func concurrentAppendsThroughTwoStores() throws {
+    try withTemporaryDefaults { defaults in
+      let stores = (0..<2).map { _ in UserDefaultsListStore<String, Int>(defaults: defaults, maximumEntriesPerKey: 400)
+      }
+      DispatchQueue.concurrentPerform(iterations: 8) { worker in
+        for index in 0..<40 { try? stores[worker % 2].append(worker * 100 + index, forKey: "k") }
+      }
+      let values = stores[0].entries(forKey: "k").map(\.value)
+      #expect(values.count == 320)
+      #expect(Set(values).count == 320)
+    }
   }
 }
