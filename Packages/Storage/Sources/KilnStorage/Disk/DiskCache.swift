@@ -1,5 +1,4 @@
 public import Foundation
-import Synchronization
 
 /// A persistent cache that keeps each entry in its own file under a directory, with a
 /// size limit enforced on every write and least-recently-used eviction.
@@ -54,7 +53,8 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
   private let digest: @Sendable ([UInt8]) -> KeyDigest
   private let index: DiskIndex
   private let accesses = AccessLog()
-  private let temporaryCounter = Atomic<UInt64>(0)
+  /// Names of the files written before they are renamed over an entry.
+  let temporaryNames = TemporaryNames(prefix: DiskIndex.temporaryPrefix)
 
   /// Opens (creating if needed) the cache in `directory`.
   ///
@@ -185,8 +185,7 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
     if let sizeLimit, file.count > sizeLimit {
       throw DiskCacheError.entryTooLarge(size: file.count, limit: sizeLimit)
     }
-    let number = temporaryCounter.wrappingAdd(1, ordering: .relaxed).newValue
-    let temporary = path + "/" + DiskIndex.temporaryPrefix + "\(POSIX.processID)-\(number)"
+    let temporary = path + "/" + temporaryNames.next()
     do {
       try POSIX.writeNewFile(temporary, file, sync: durability == .powerLoss)
     } catch {

@@ -84,12 +84,11 @@ actor DiskIndex {
     loading = nil
     var table = LRUTable<KeyDigest, Void>(costLimit: sizeLimit)
     var evicted: [KeyDigest] = []
-    let me = POSIX.processID
     for entry in listing.sorted(by: { $0.modified < $1.modified }) {
       if entry.name.hasPrefix(Self.temporaryPrefix) {
-        // Left behind by a writer that died between writing and renaming.
-        let pid = entry.name.dropFirst(Self.temporaryPrefix.count).split(separator: "-").first.flatMap { Int32($0) }
-        if let pid, pid != me, !POSIX.processExists(pid) {
+        // Left behind by a writer that died between writing and renaming, in this run or
+        // an earlier one with this pid.
+        if TemporaryNames.isLeftover(entry.name, prefix: Self.temporaryPrefix) {
           try? POSIX.remove(directory + "/" + entry.name)
         }
         continue

@@ -153,6 +153,8 @@ actor JournalWriter {
   private(set) var fileSize: Int
   /// The identity of the journal this writer knows (loaded or renamed in); `nil` while none.
   private var identity: FileIdentity?
+  /// Names of the snapshots written before they are renamed over the journal.
+  private let temporaryNames: TemporaryNames
 
   /// - Parameters:
   ///   - fileSize: The size of the journal at `path`; `0` when there is none yet.
@@ -162,6 +164,22 @@ actor JournalWriter {
     self.fileSize = fileSize
     self.identity = identity
     self.durability = durability
+    temporaryNames = TemporaryNames(prefix: Self.temporaryPrefix(of: path))
+  }
+
+  /// The start of the names of the compaction files of the journal `file`, beside it.
+  static func temporaryPrefix(of file: String) -> String {
+    file + ".tmp-"
+  }
+
+  /// Removes the compaction files of the journal `file` in `directory` that their writers
+  /// will never rename (see ``TemporaryNames/isLeftover(_:prefix:)``).
+  static func removeLeftovers(of file: String, in directory: String) {
+    let prefix = temporaryPrefix(of: file)
+    guard let listing = try? POSIX.listDirectory(directory, withAttributes: false) else { return }
+    for entry in listing where entry.name.hasPrefix(prefix) && TemporaryNames.isLeftover(entry.name, prefix: prefix) {
+      try? POSIX.remove(directory + "/" + entry.name)
+    }
   }
 
   deinit {
@@ -195,8 +213,7 @@ actor JournalWriter {
       if durability == .powerLoss { try POSIX.sync(descriptor, path: path) }
     case .replace(let bytes):
       closeDescriptor()
-      let temporary = path + ".tmp-\(POSIX.processID)"
-      try? POSIX.remove(temporary)
+      let temporary = temporaryNames.next()
       try POSIX.writeNewFile(temporary, Journal.header + bytes, sync: durability == .powerLoss)
       let written = POSIX.identity(of: temporary)
       do {

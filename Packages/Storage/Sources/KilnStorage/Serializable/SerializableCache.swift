@@ -132,6 +132,8 @@ public final class SerializableCache<Key: Hashable & Sendable, Value: Sendable>:
     let directoryPath = directory.standardizedFileURL.path
     do { try POSIX.makeDirectory(directoryPath) } catch { throw .fileSystem(error) }
     let path = directoryPath + "/" + name + ".kilncache"
+    // Compaction files of a process that died before renaming them, whatever its pid.
+    JournalWriter.removeLeftovers(of: name + ".kilncache", in: directoryPath)
 
     // Replayed without the count limit: the journal records evictions as removals, and a
     // limit applied during the replay would evict in replay order instead.

@@ -279,15 +279,40 @@ struct DiskCacheTests {
   @Test("temporary files left by dead writers are removed when the index loads; live ones stay")
   func staleTemporaryFiles() async throws {
     try await withTemporaryDirectory { directory in
-      let dead = directory.appendingPathComponent(".kiln-tmp-2147483646-1")
-      let mine = directory.appendingPathComponent(".kiln-tmp-\(getpid())-999999")
-      try Data("partial".utf8).write(to: dead)
-      try Data("in flight".utf8).write(to: mine)
       let cache = try DiskCache<String, Int>(directory: directory)
+      let other = try DiskCache<String, Int>(directory: directory.appendingPathComponent("other"))
+      let dead = directory.appendingPathComponent(".kiln-tmp-2147483646-1")
+      // Left by an earlier process that had this process's pid (PID 1 in every container
+      // run), in the names of this version and of 0.1.0.
+      let samePID = directory.appendingPathComponent(".kiln-tmp-\(getpid())-9e3779b97f4a7c15-1")
+      let samePIDOldName = directory.appendingPathComponent(".kiln-tmp-\(getpid())-999999")
+      // Being written by live instances of this process.
+      let mine = directory.appendingPathComponent(cache.temporaryNames.next())
+      let another = directory.appendingPathComponent(other.temporaryNames.next())
+      for file in [dead, samePID, samePIDOldName, mine, another] { try Data("partial".utf8).write(to: file) }
       try await cache.warmUp()
       #expect(!FileManager.default.fileExists(atPath: dead.path))
+      #expect(!FileManager.default.fileExists(atPath: samePID.path))
+      #expect(!FileManager.default.fileExists(atPath: samePIDOldName.path))
       #expect(FileManager.default.fileExists(atPath: mine.path))
+      #expect(FileManager.default.fileExists(atPath: another.path))
       #expect(try await cache.count == 0)
+    }
+  }
+
+  @Test("a temporary file left by an earlier process with this pid neither fails writes nor stays")
+  func temporaryNameOfEarlierProcess() async throws {
+    try await withTemporaryDirectory { directory in
+      // What 0.1.0 wrote first in a process of this pid.
+      let stale = directory.appendingPathComponent(".kiln-tmp-\(getpid())-1")
+      try Data("left by a crashed run with the same pid".utf8).write(to: stale)
+      let cache = try DiskCache<String, Int>(directory: directory)
+      try await cache.setValue(1, forKey: "a")
+      try await cache.setValue(2, forKey: "b")
+      #expect(try await cache.value(forKey: "a") == 1)
+      #expect(try await cache.value(forKey: "b") == 2)
+      #expect(!FileManager.default.fileExists(atPath: stale.path))
+      #expect(try entryFiles(in: directory).count == 2)
     }
   }
 

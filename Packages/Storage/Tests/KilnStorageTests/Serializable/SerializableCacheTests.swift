@@ -380,6 +380,27 @@ struct SerializableCacheTests {
     }
   }
 
+  @Test("compaction files left by dead writers or an earlier process with this pid are removed when loading")
+  func staleCompactionFiles() async throws {
+    try await withTemporaryDirectory { directory in
+      let leftovers = [
+        "articles.kilncache.tmp-\(getpid())",  // 0.1.0's name, an earlier process with this pid
+        "articles.kilncache.tmp-2147483646",  // 0.1.0's name, a dead process
+        "articles.kilncache.tmp-\(getpid())-9e3779b97f4a7c15-1",
+        "articles.kilncache.tmp-2147483646-9e3779b97f4a7c15-1",
+      ].map { directory.appendingPathComponent($0) }
+      let foreign = directory.appendingPathComponent("other.kilncache.tmp-\(getpid())")
+      for file in leftovers + [foreign] { try Data("partial".utf8).write(to: file) }
+      let cache = try Self.load(directory)
+      for file in leftovers { #expect(!FileManager.default.fileExists(atPath: file.path), "\(file.lastPathComponent)") }
+      #expect(FileManager.default.fileExists(atPath: foreign.path))  // another cache's
+      for step in 0..<300 { cache["a"] = Article(id: step, title: String(repeating: "t", count: 1_000)) }
+      try await cache.flush()
+      #expect(await cache.journalSize < 2_000)  // compacted through a temporary file
+      #expect(try Self.load(directory)["a"]?.id == 299)
+    }
+  }
+
   @Test("it is a KeyValueStore")
   func keyValueStore() async throws {
     try await withTemporaryDirectory { directory in
