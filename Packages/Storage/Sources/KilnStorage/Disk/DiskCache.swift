@@ -52,7 +52,7 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
   private let now: @Sendable () -> Date
   private let digest: @Sendable ([UInt8]) -> KeyDigest
   private let index: DiskIndex
-  private let accesses = AccessLog()
+  private let accesses: AccessLog
   /// Names of the files written before they are renamed over an entry.
   let temporaryNames = TemporaryNames(prefix: DiskIndex.temporaryPrefix)
 
@@ -94,7 +94,8 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
     keyCodec: StoreCodec<Key>,
     valueCodec: StoreCodec<Value>,
     now: @escaping @Sendable () -> Date,
-    digest: @escaping @Sendable ([UInt8]) -> KeyDigest
+    digest: @escaping @Sendable ([UInt8]) -> KeyDigest,
+    accessLogCapacity: Int = AccessLog.defaultCapacity
   ) throws(DiskCacheError) {
     precondition((sizeLimit ?? 0) >= 0, "DiskCache sizeLimit must not be negative")
     precondition(entryLifetime.map { $0 > .zero } ?? true, "DiskCache entryLifetime must be positive")
@@ -109,6 +110,8 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
     self.valueCodec = valueCodec
     self.now = now
     self.digest = digest
+    let accesses = AccessLog(capacity: accessLogCapacity)
+    self.accesses = accesses
     index = DiskIndex(
       directory: path, sizeLimit: sizeLimit, syncsDirectory: durability == .powerLoss, accesses: accesses)
   }

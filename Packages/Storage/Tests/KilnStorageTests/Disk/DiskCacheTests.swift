@@ -162,6 +162,26 @@ struct DiskCacheTests {
     }
   }
 
+  @Test("reads still count as use once the read log is full: the latest read of each entry wins")
+  func fullReadLog() async throws {
+    try await withTemporaryDirectory { directory in
+      let value = Data(repeating: 1, count: 100)
+      let entrySize = 100 + 40 + 1  // value + header and checksum + a one-byte key
+      let cache = try DiskCache<String, Data>(
+        directory: directory, sizeLimit: 2 * entrySize, entryLifetime: nil, durability: .processCrash,
+        keyCodec: .automatic, valueCodec: .automatic, now: Date.init, digest: KeyDigest.sha256,
+        accessLogCapacity: 4)
+      try await cache.setValue(value, forKey: "a")
+      try await cache.setValue(value, forKey: "b")
+      for _ in 0..<20 { #expect(try await cache.value(forKey: "a") == value) }  // fills the log
+      #expect(try await cache.value(forKey: "b") == value)  // the most recent read
+      try await cache.setValue(value, forKey: "c")  // evicts one
+      #expect(try await cache.value(forKey: "b") == value)
+      #expect(try await cache.value(forKey: "a") == nil)
+      #expect(try await cache.value(forKey: "c") == value)
+    }
+  }
+
   @Test("an entry larger than the whole limit is refused and the key's previous value kept")
   func entryTooLarge() async throws {
     try await withTemporaryDirectory { directory in
