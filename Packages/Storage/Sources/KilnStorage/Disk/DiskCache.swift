@@ -95,7 +95,8 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
     valueCodec: StoreCodec<Value>,
     now: @escaping @Sendable () -> Date,
     digest: @escaping @Sendable ([UInt8]) -> KeyDigest,
-    accessLogCapacity: Int = AccessLog.defaultCapacity
+    accessLogCapacity: Int = AccessLog.defaultCapacity,
+    directorySync: @escaping DirectorySync = POSIX.syncDirectory
   ) throws(DiskCacheError) {
     precondition((sizeLimit ?? 0) >= 0, "DiskCache sizeLimit must not be negative")
     precondition(entryLifetime.map { $0 > .zero } ?? true, "DiskCache entryLifetime must be positive")
@@ -113,7 +114,8 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
     let accesses = AccessLog(capacity: accessLogCapacity)
     self.accesses = accesses
     index = DiskIndex(
-      directory: path, sizeLimit: sizeLimit, syncsDirectory: durability == .powerLoss, accesses: accesses)
+      directory: path, sizeLimit: sizeLimit, syncDirectory: durability == .powerLoss ? directorySync : nil,
+      accesses: accesses)
   }
 
   // MARK: - KeyValueStore

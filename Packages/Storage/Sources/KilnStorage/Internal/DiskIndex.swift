@@ -48,7 +48,9 @@ final class AccessLog: Sendable {
 actor DiskIndex {
   let directory: String
   let sizeLimit: Int
-  let syncsDirectory: Bool
+  /// Called after the directory's entries change when writes must survive a power loss;
+  /// `nil` otherwise.
+  let syncDirectory: DirectorySync?
   let accesses: AccessLog
 
   /// The entries by digest with their file sizes as costs; `nil` until loaded.
@@ -59,10 +61,10 @@ actor DiskIndex {
 
   static let temporaryPrefix = ".kiln-tmp-"
 
-  init(directory: String, sizeLimit: Int?, syncsDirectory: Bool, accesses: AccessLog) {
+  init(directory: String, sizeLimit: Int?, syncDirectory: DirectorySync?, accesses: AccessLog) {
     self.directory = directory
     self.sizeLimit = sizeLimit ?? .max
-    self.syncsDirectory = syncsDirectory
+    self.syncDirectory = syncDirectory
     self.accesses = accesses
   }
 
@@ -119,6 +121,8 @@ actor DiskIndex {
     removedWhileLoading = []
     for digest in evicted { try? POSIX.remove(path(for: digest)) }
     self.table = table
+    // Best effort: evictions undone by a power loss are redone at the next load.
+    if !evicted.isEmpty { try? syncDirectory?(directory) }
   }
 
   /// Loads the index now (normally it loads on first need).
@@ -144,7 +148,6 @@ actor DiskIndex {
     let destination = path(for: digest)
     do {
       try POSIX.rename(temporary, to: destination)
-      if syncsDirectory { try POSIX.syncDirectory(directory) }
     } catch {
       try? POSIX.remove(temporary)
       throw .fileSystem(error)
@@ -152,21 +155,37 @@ actor DiskIndex {
     applyAccesses()
     let discards = table!.insert((), forKey: digest, cost: size, storedAt: 0, expiresAt: .infinity)
     for node in discards.evicted { try? POSIX.remove(path(for: node.key)) }
+    // One sync makes the rename and the evictions' unlinks durable together.
+    try sync()
   }
 
   /// Removes the entry for `digest`.
   func remove(_ digest: KeyDigest) throws(DiskCacheError) {
     do { try POSIX.remove(path(for: digest)) } catch { throw .fileSystem(error) }
     forget(digest)
+    try sync()
   }
 
   /// Removes the entry file for `digest` only if it is still the file that was read (a
   /// newer file renamed over it in the meantime is kept).
-  func remove(_ digest: KeyDigest, ifStill identity: FileIdentity) {
+  ///
+  /// The directory is not synced: the callers remove damaged or expired files, which read
+  /// as misses again if a power loss brings them back. ``removeEntries(where:)`` syncs once
+  /// for all its removals.
+  ///
+  /// - Returns: Whether the file was removed.
+  @discardableResult
+  func remove(_ digest: KeyDigest, ifStill identity: FileIdentity) -> Bool {
     let path = path(for: digest)
-    guard POSIX.identity(of: path) == identity else { return }
-    try? POSIX.remove(path)
+    guard POSIX.identity(of: path) == identity else { return false }
+    do { try POSIX.remove(path) } catch { return false }
     forget(digest)
+    return true
+  }
+
+  /// Flushes the directory's entries when writes must survive a power loss.
+  private func sync() throws(DiskCacheError) {
+    do { try syncDirectory?(directory) } catch { throw .fileSystem(error) }
   }
 
   private func forget(_ digest: KeyDigest) {
@@ -190,6 +209,7 @@ actor DiskIndex {
     removedWhileLoading = []
     _ = accesses.drain()
     if let failure { throw .fileSystem(failure) }
+    try sync()
   }
 
   /// Removes the entries whose files `isExpired` judges expired.
@@ -202,6 +222,7 @@ actor DiskIndex {
         removed += 1
       }
     }
+    if removed > 0 { try sync() }
     return removed
   }
 

@@ -153,6 +153,9 @@ actor JournalWriter {
   private(set) var fileSize: Int
   /// The identity of the journal this writer knows (loaded or renamed in); `nil` while none.
   private var identity: FileIdentity?
+  /// Called after the directory's entries change when writes must survive a power loss;
+  /// `nil` otherwise.
+  private var syncDirectory: DirectorySync?
   /// Names of the snapshots written before they are renamed over the journal.
   private let temporaryNames: TemporaryNames
 
@@ -164,6 +167,7 @@ actor JournalWriter {
     self.fileSize = fileSize
     self.identity = identity
     self.durability = durability
+    syncDirectory = durability == .powerLoss ? POSIX.syncDirectory : nil
     temporaryNames = TemporaryNames(prefix: Self.temporaryPrefix(of: path))
   }
 
@@ -198,7 +202,8 @@ actor JournalWriter {
       return
     case .append(let bytes):
       precondition(descriptor >= 0, "JournalWriter appends only to the journal it checked")
-      if fileSize == 0 {
+      let isNew = fileSize == 0
+      if isNew {
         try POSIX.writeAll(descriptor, Journal.header, path: path)
         fileSize = Journal.header.count
       }
@@ -211,6 +216,8 @@ actor JournalWriter {
       }
       fileSize += bytes.count
       if durability == .powerLoss { try POSIX.sync(descriptor, path: path) }
+      // A journal just created exists for good only once its directory entry is flushed.
+      if isNew { try syncDirectory?(directoryPath) }
     case .replace(let bytes):
       closeDescriptor()
       let temporary = temporaryNames.next()
@@ -224,9 +231,7 @@ actor JournalWriter {
       }
       identity = written
       fileSize = Journal.header.count + bytes.count
-      if durability == .powerLoss {
-        try POSIX.syncDirectory(String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]))
-      }
+      try syncDirectory?(directoryPath)
     }
   }
 
@@ -248,6 +253,15 @@ actor JournalWriter {
       return false
     }
     return true
+  }
+
+  /// Makes `sync` what flushes the directory, if it is flushed at all (for tests).
+  func useDirectorySync(_ sync: @escaping DirectorySync) {
+    if syncDirectory != nil { syncDirectory = sync }
+  }
+
+  private var directoryPath: String {
+    String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
   }
 
   private func closeDescriptor() {

@@ -10,6 +10,10 @@
   import Darwin
 #endif
 
+/// Flushes a directory's entries to stable storage: ``POSIX/syncDirectory(_:)``, or a spy
+/// in tests.
+typealias DirectorySync = @Sendable (_ directory: String) throws(FileSystemError) -> Void
+
 /// The identity of a file: device and inode.
 struct FileIdentity: Hashable, Sendable {
   var device: UInt64

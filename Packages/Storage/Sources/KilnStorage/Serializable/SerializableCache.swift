@@ -441,6 +441,12 @@ public final class SerializableCache<Key: Hashable & Sendable, Value: Sendable>:
     await task?.value
   }
 
+  /// Makes `sync` what flushes the journal's directory with ``Durability/powerLoss`` (for
+  /// tests).
+  func useDirectorySync(_ sync: @escaping DirectorySync) async {
+    await writer.useDirectorySync(sync)
+  }
+
   /// The journal's size in bytes as its writer knows it (for tests and benchmarks).
   var journalSize: Int {
     get async { await writer.fileSize }

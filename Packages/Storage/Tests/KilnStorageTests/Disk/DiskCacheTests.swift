@@ -182,6 +182,35 @@ struct DiskCacheTests {
     }
   }
 
+  @Test(
+    "with powerLoss the directory is synced after each change of its entries, evictions and removals included",
+    arguments: [Durability.powerLoss, .processCrash])
+  func directorySyncs(durability: Durability) async throws {
+    try await withTemporaryDirectory { directory in
+      let value = Data(repeating: 1, count: 100)
+      let entrySize = 100 + 40 + 1  // value + header and checksum + a one-byte key
+      // What the directory holds at each sync, by key.
+      let synced = Recorder<[String]>()
+      let cache = try DiskCache<String, Data>(
+        directory: directory, sizeLimit: 2 * entrySize, entryLifetime: nil, durability: durability,
+        keyCodec: .automatic, valueCodec: .automatic, now: Date.init, digest: KeyDigest.sha256,
+        directorySync: { path in
+          let names = Set((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])
+          synced.append(["a", "b", "c"].filter { names.contains(KeyDigest.sha256(Array($0.utf8)).fileName) })
+        })
+      try await cache.setValue(value, forKey: "a")
+      try await cache.setValue(value, forKey: "b")
+      try await cache.setValue(value, forKey: "c")  // evicts a
+      try await cache.removeValue(forKey: "b")
+      try await cache.removeAll()
+      if durability == .powerLoss {
+        #expect(synced.values == [["a"], ["a", "b"], ["b", "c"], ["c"], []])
+      } else {
+        #expect(synced.values.isEmpty)
+      }
+    }
+  }
+
   @Test("an entry larger than the whole limit is refused and the key's previous value kept")
   func entryTooLarge() async throws {
     try await withTemporaryDirectory { directory in

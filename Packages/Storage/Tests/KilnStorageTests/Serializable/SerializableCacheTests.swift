@@ -401,6 +401,26 @@ struct SerializableCacheTests {
     }
   }
 
+  @Test("with powerLoss, creating the journal syncs its directory; appending to it does not")
+  func directorySyncs() async throws {
+    try await withTemporaryDirectory { directory in
+      let cache = try Cache.load(
+        name: "articles", directory: directory, entryLifetime: nil, writeDelay: .seconds(1), durability: .powerLoss)
+      // Whether the journal existed at each sync of the directory.
+      let synced = Recorder<Bool>()
+      await cache.useDirectorySync { [fileURL = cache.fileURL] _ in
+        synced.append(FileManager.default.fileExists(atPath: fileURL.path))
+      }
+      cache["a"] = Article(id: 1, title: "a")
+      try await cache.flush()  // creates the journal
+      #expect(synced.values == [true])
+      cache["b"] = Article(id: 2, title: "b")
+      try await cache.flush()  // appends
+      #expect(synced.values == [true])
+      #expect(try Self.load(directory).count == 2)
+    }
+  }
+
   @Test("it is a KeyValueStore")
   func keyValueStore() async throws {
     try await withTemporaryDirectory { directory in
