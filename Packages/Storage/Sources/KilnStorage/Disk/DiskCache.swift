@@ -219,21 +219,32 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
 
   /// Deletes every expired entry now instead of when each is next read.
   ///
-  /// Reads every entry's header: O(number of entries).
+  /// Reads the header of every entry — its first bytes, never the value — outside the
+  /// index's actor, so writes go on meanwhile: O(number of entries). A file that is not a
+  /// valid entry is deleted too.
   ///
-  /// - Returns: The number of entries deleted.
+  /// - Returns: The number of entries deleted (an entry rewritten since its header was read
+  ///   is kept, and not counted).
   /// - Throws: ``DiskCacheError/fileSystem(_:)`` when the directory cannot be listed.
   @discardableResult
   public func removeExpired() async throws(DiskCacheError) -> Int {
+    try await removeExpired(beforeRemoving: {})
+  }
+
+  /// ``removeExpired()``, running `beforeRemoving` between reading the headers and
+  /// removing the expired files (for tests).
+  func removeExpired(beforeRemoving: () async -> Void) async throws(DiskCacheError) -> Int {
     let instant = now().timeIntervalSinceReferenceDate
-    let path = self.path
-    return try await index.removeEntries { digest in
-      guard let contents = try? POSIX.readFile(path + "/" + digest.fileName) else { return nil }
-      let expired = contents.bytes.withUnsafeBytes { buffer in
-        EntryFile.header(buffer).map { instant > $0.expiresAt } ?? true
+    var expired: [(KeyDigest, FileIdentity)] = []
+    for digest in try await index.digestsOldestFirst() {
+      guard let prefix = try? POSIX.readPrefix(filePath(digest), count: EntryFile.headerSize) else { continue }
+      let isExpired = prefix.bytes.withUnsafeBytes { buffer in
+        EntryFile.header(buffer, fileSize: prefix.size).map { instant > $0.expiresAt } ?? true
       }
-      return expired ? contents.identity : nil
+      if isExpired { expired.append((digest, prefix.identity)) }
     }
+    await beforeRemoving()
+    return try await index.remove(expired)
   }
 
   /// The total size of the entry files in bytes (loads the index if needed).

@@ -170,7 +170,7 @@ actor DiskIndex {
   /// newer file renamed over it in the meantime is kept).
   ///
   /// The directory is not synced: the callers remove damaged or expired files, which read
-  /// as misses again if a power loss brings them back. ``removeEntries(where:)`` syncs once
+  /// as misses again if a power loss brings them back. ``remove(_:)`` syncs once
   /// for all its removals.
   ///
   /// - Returns: Whether the file was removed.
@@ -212,15 +212,13 @@ actor DiskIndex {
     try sync()
   }
 
-  /// Removes the entries whose files `isExpired` judges expired.
-  func removeEntries(where isExpired: (KeyDigest) -> FileIdentity?) async throws(DiskCacheError) -> Int {
-    try await ensureLoaded()
+  /// Removes the entry files of `entries` that are still the files identified.
+  ///
+  /// - Returns: The number of files removed.
+  func remove(_ entries: [(KeyDigest, FileIdentity)]) throws(DiskCacheError) -> Int {
     var removed = 0
-    for digest in table!.keysOldestFirst {
-      if let identity = isExpired(digest) {
-        remove(digest, ifStill: identity)
-        removed += 1
-      }
+    for (digest, identity) in entries {
+      if remove(digest, ifStill: identity) { removed += 1 }
     }
     if removed > 0 { try sync() }
     return removed

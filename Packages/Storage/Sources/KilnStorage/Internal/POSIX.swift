@@ -73,6 +73,48 @@ enum POSIX {
     return FileContents(bytes: bytes, identity: identity, modified: modified)
   }
 
+  /// Reads at most the first `count` bytes of the file at `path`; `nil` when it does not
+  /// exist (or is a directory).
+  ///
+  /// - Returns: The bytes (fewer when the file is shorter), the file's identity and its
+  ///   whole size.
+  static func readPrefix(
+    _ path: String,
+    count: Int
+  ) throws(FileSystemError) -> (bytes: [UInt8], identity: FileIdentity, size: Int)? {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    if descriptor < 0 {
+      let code = errno
+      if code == ENOENT || code == ENOTDIR || code == EISDIR { return nil }
+      throw FileSystemError(operation: "open", path: path, code: code)
+    }
+    defer { close(descriptor) }
+    var info = stat()
+    guard fstat(descriptor, &info) == 0 else {
+      throw FileSystemError(operation: "fstat", path: path, code: errno)
+    }
+    if info.st_mode & S_IFMT == S_IFDIR { return nil }
+    let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    let wanted = min(count, Int(info.st_size))
+    var failure: Int32 = 0
+    let bytes = [UInt8](unsafeUninitializedCapacity: wanted) { buffer, initialized in
+      var offset = 0
+      while offset < wanted {
+        let result = pread(descriptor, buffer.baseAddress! + offset, wanted - offset, off_t(offset))
+        if result < 0 {
+          if errno == EINTR { continue }
+          failure = errno
+          break
+        }
+        if result == 0 { break }
+        offset += result
+      }
+      initialized = offset
+    }
+    if failure != 0 { throw FileSystemError(operation: "read", path: path, code: failure) }
+    return (bytes, identity, Int(info.st_size))
+  }
+
   /// Creates `path` exclusively and writes `bytes` into it; optionally `fsync`s it.
   static func writeNewFile(_ path: String, _ bytes: [UInt8], sync: Bool) throws(FileSystemError) {
     let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)

@@ -247,6 +247,53 @@ struct DiskCacheTests {
     }
   }
 
+  @Test("removeExpired deletes expired entries and files with a damaged header, judging by headers alone")
+  func removeExpiredByHeaders() async throws {
+    try await withTemporaryDirectory { directory in
+      let now = ManualDate()
+      let cache = try DiskCache<String, String>(directory: directory, now: now.provider)
+      try await cache.setValue("expires", forKey: "expired", expiresAt: now() + 10)
+      try await cache.setValue("lives", forKey: "live", expiresAt: now() + 1_000)
+      try await cache.setValue("forever", forKey: "forever", expiresAt: nil)
+      try await cache.setValue("cut", forKey: "truncated", expiresAt: nil)
+      try await cache.setValue("flipped", forKey: "flipped", expiresAt: nil)
+      let truncated = try cache.fileURL(forKey: "truncated")
+      try FileHandle(forWritingTo: truncated).truncate(atOffset: 20)  // not even a header
+      let flipped = try cache.fileURL(forKey: "flipped")
+      var bytes = try Data(contentsOf: flipped)
+      bytes[bytes.count - 6] ^= 1  // a value byte: the header is intact
+      try bytes.write(to: flipped)
+      now.advance(by: .seconds(11))
+      #expect(try await cache.removeExpired() == 2)
+      #expect(!FileManager.default.fileExists(atPath: try cache.fileURL(forKey: "expired").path))
+      #expect(!FileManager.default.fileExists(atPath: truncated.path))
+      #expect(FileManager.default.fileExists(atPath: flipped.path))  // a miss when read, not expired
+      #expect(try await cache.count == 3)
+      #expect(try await cache.value(forKey: "live") == "lives")
+      #expect(try await cache.value(forKey: "forever") == "forever")
+      #expect(try await cache.value(forKey: "flipped") == nil)
+      #expect(try await cache.removeExpired() == 0)
+    }
+  }
+
+  @Test("an expired entry rewritten while removeExpired runs is kept, and not counted")
+  func removeExpiredKeepsRewrittenEntries() async throws {
+    try await withTemporaryDirectory { directory in
+      let now = ManualDate()
+      let cache = try DiskCache<String, Int>(directory: directory, now: now.provider)
+      try await cache.setValue(1, forKey: "a", expiresAt: now() + 10)
+      try await cache.setValue(2, forKey: "b", expiresAt: now() + 10)
+      now.advance(by: .seconds(11))
+      let removed = try await cache.removeExpired(beforeRemoving: {
+        try? await cache.setValue(3, forKey: "a", expiresAt: nil)
+      })
+      #expect(removed == 1)
+      #expect(try await cache.value(forKey: "a") == 3)
+      #expect(try await cache.value(forKey: "b") == nil)
+      #expect(try await cache.count == 1)
+    }
+  }
+
   @Test("removeAll deletes every entry file and leaves foreign files alone")
   func removeAll() async throws {
     try await withTemporaryDirectory { directory in
