@@ -127,6 +127,11 @@ final class SQLiteConnection: @unchecked Sendable {
     return SQLiteStatement(handle: statement, connection: self)
   }
 
+  /// The largest string or blob this connection accepts, in bytes (`SQLITE_LIMIT_LENGTH`).
+  var lengthLimit: Int {
+    Int(sqlite3_limit(handle, SQLITE_LIMIT_LENGTH, -1))
+  }
+
   func lastError(_ code: Int32) -> SQLiteStoreError {
     error(code: code, message: String(cString: sqlite3_errmsg(handle)))
   }
@@ -159,12 +164,18 @@ struct SQLiteStatement {
   let handle: OpaquePointer
   let connection: SQLiteConnection
 
+  /// Binds a blob of any size: 64-bit lengths, so 2 GiB and more is an error, not a trap.
+  ///
+  /// - Throws: ``SQLiteStoreError/entryTooLarge(size:limit:)`` past the length limit.
   func bind(_ bytes: some ContiguousBytes, at index: Int32) throws(SQLiteStoreError) {
-    let code = bytes.withUnsafeBytes { buffer in
-      buffer.count == 0
+    let (code, size) = bytes.withUnsafeBytes { buffer in
+      let code =
+        buffer.count == 0
         ? sqlite3_bind_zeroblob(handle, index, 0)
-        : sqlite3_bind_blob(handle, index, buffer.baseAddress, Int32(buffer.count), transient)
+        : sqlite3_bind_blob64(handle, index, buffer.baseAddress, sqlite3_uint64(buffer.count), transient)
+      return (code, buffer.count)
     }
+    if code == SQLITE_TOOBIG { throw .entryTooLarge(size: size, limit: connection.lengthLimit) }
     if code != SQLITE_OK { throw connection.lastError(code) }
   }
 

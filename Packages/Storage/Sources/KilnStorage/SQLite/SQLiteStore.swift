@@ -168,7 +168,8 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   ///   - key: Its key.
   ///   - expiresAt: When it expires; `nil` applies ``entryLifetime``.
   /// - Throws: `CancellationError` when the task is already cancelled (nothing is written);
-  ///   ``SQLiteStoreError``.
+  ///   ``SQLiteStoreError/entryTooLarge(size:limit:)`` past SQLite's length limit; other
+  ///   ``SQLiteStoreError``s.
   public func setValue(_ value: Value, forKey key: Key, expiresAt: Date?) async throws {
     try await setValues([(key, value)], expiresAt: expiresAt)
   }
@@ -183,7 +184,8 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   ///   - entries: The keys and values; a key given twice keeps its last value.
   ///   - expiresAt: When they expire; `nil` applies ``entryLifetime``.
   /// - Throws: `CancellationError` when the task is already cancelled (nothing is written);
-  ///   ``SQLiteStoreError``.
+  ///   ``SQLiteStoreError/entryTooLarge(size:limit:)`` past SQLite's length limit; other
+  ///   ``SQLiteStoreError``s.
   public func setValues(_ entries: some Sequence<(Key, Value)>, expiresAt: Date? = nil) async throws {
     try Task.checkCancellation()
     var rows: [(key: Data, value: Data)] = []

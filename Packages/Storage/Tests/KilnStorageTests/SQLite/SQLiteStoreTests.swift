@@ -1,3 +1,4 @@
+import CKilnSQLite
 import Foundation
 import KilnTesting
 import Testing
@@ -281,6 +282,44 @@ struct SQLiteStoreTests {
       #expect(try statement.step())
       #expect(statement.text(at: 0) == "wal")
       statement.reset()
+    }
+  }
+
+  @Test("a blob past SQLite's length limit is a typed error, not a trap or a bare SQLite code")
+  func blobTooLarge() throws {
+    let connection = try SQLiteConnection(path: ":memory:", readOnly: false, busyTimeout: .zero)
+    // Stands in for blobs of 2 GiB and more, whose length no longer fits SQLite's 32-bit API.
+    sqlite3_limit(connection.handle, SQLITE_LIMIT_LENGTH, 1_000)
+    try connection.execute("CREATE TABLE t (v BLOB)")
+    let statement = try connection.statement("INSERT INTO t (v) VALUES (?1)")
+    #expect {
+      try statement.bind(Data(count: 1_001), at: 1)
+    } throws: { error in
+      guard case SQLiteStoreError.entryTooLarge(size: 1_001, limit: 1_000) = error else { return false }
+      return true
+    }
+    try statement.bind(Data(count: 900), at: 1)
+    #expect(try !statement.step())
+    statement.reset()
+  }
+
+  @Test("a row past SQLite's length limit is the same typed error when it is written")
+  func rowTooLarge() async throws {
+    try await withTemporaryDirectory { directory in
+      let url = directory.appendingPathComponent("db.sqlite")
+      let store = try SQLiteStore<String, Data>(url: url)
+      let connection = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: .seconds(1))
+      sqlite3_limit(connection.handle, SQLITE_LIMIT_LENGTH, 1_000)
+      let writer = SQLiteWriter(connection: connection, table: "kiln_cache")
+      // Each blob fits; the row (with its record header) does not.
+      await #expect {
+        try await writer.write([(Data("k".utf8), Data(count: 999))], storedAt: 0, expiresAt: nil, now: 0)
+      } throws: { error in
+        guard case SQLiteStoreError.entryTooLarge(size: 1_000, limit: 1_000) = error else { return false }
+        return true
+      }
+      try await writer.write([(Data("k".utf8), Data(count: 900))], storedAt: 0, expiresAt: nil, now: 0)
+      #expect(try await store.count == 1)
     }
   }
 
