@@ -10,6 +10,7 @@ public enum Durability: Hashable, Sendable {
   case processCrash
 
   /// A returned write survives a power loss too: files and their directory are `fsync`ed
-  /// before the call returns. Each write costs a disk flush (milliseconds on many disks).
+  /// before the call returns — after a file is created, renamed in, or removed (a removal,
+  /// `removeAll`, an eviction). Each write costs a disk flush (milliseconds on many disks).
   case powerLoss
 }

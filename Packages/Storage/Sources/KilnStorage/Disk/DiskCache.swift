@@ -1,5 +1,4 @@
 public import Foundation
-import Synchronization
 
 /// A persistent cache that keeps each entry in its own file under a directory, with a
 /// size limit enforced on every write and least-recently-used eviction.
@@ -53,8 +52,9 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
   private let now: @Sendable () -> Date
   private let digest: @Sendable ([UInt8]) -> KeyDigest
   private let index: DiskIndex
-  private let accesses = AccessLog()
-  private let temporaryCounter = Atomic<UInt64>(0)
+  private let accesses: AccessLog
+  /// Names of the files written before they are renamed over an entry.
+  let temporaryNames = TemporaryNames(prefix: DiskIndex.temporaryPrefix)
 
   /// Opens (creating if needed) the cache in `directory`.
   ///
@@ -94,7 +94,9 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
     keyCodec: StoreCodec<Key>,
     valueCodec: StoreCodec<Value>,
     now: @escaping @Sendable () -> Date,
-    digest: @escaping @Sendable ([UInt8]) -> KeyDigest
+    digest: @escaping @Sendable ([UInt8]) -> KeyDigest,
+    accessLogCapacity: Int = AccessLog.defaultCapacity,
+    directorySync: @escaping DirectorySync = POSIX.syncDirectory
   ) throws(DiskCacheError) {
     precondition((sizeLimit ?? 0) >= 0, "DiskCache sizeLimit must not be negative")
     precondition(entryLifetime.map { $0 > .zero } ?? true, "DiskCache entryLifetime must be positive")
@@ -109,8 +111,11 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
     self.valueCodec = valueCodec
     self.now = now
     self.digest = digest
+    let accesses = AccessLog(capacity: accessLogCapacity)
+    self.accesses = accesses
     index = DiskIndex(
-      directory: path, sizeLimit: sizeLimit, syncsDirectory: durability == .powerLoss, accesses: accesses)
+      directory: path, sizeLimit: sizeLimit, syncDirectory: durability == .powerLoss ? directorySync : nil,
+      accesses: accesses)
   }
 
   // MARK: - KeyValueStore
@@ -185,8 +190,7 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
     if let sizeLimit, file.count > sizeLimit {
       throw DiskCacheError.entryTooLarge(size: file.count, limit: sizeLimit)
     }
-    let number = temporaryCounter.wrappingAdd(1, ordering: .relaxed).newValue
-    let temporary = path + "/" + DiskIndex.temporaryPrefix + "\(POSIX.processID)-\(number)"
+    let temporary = path + "/" + temporaryNames.next()
     do {
       try POSIX.writeNewFile(temporary, file, sync: durability == .powerLoss)
     } catch {
@@ -215,21 +219,32 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
 
   /// Deletes every expired entry now instead of when each is next read.
   ///
-  /// Reads every entry's header: O(number of entries).
+  /// Reads the header of every entry — its first bytes, never the value — outside the
+  /// index's actor, so writes go on meanwhile: O(number of entries). A file that is not a
+  /// valid entry is deleted too.
   ///
-  /// - Returns: The number of entries deleted.
+  /// - Returns: The number of entries deleted (an entry rewritten since its header was read
+  ///   is kept, and not counted).
   /// - Throws: ``DiskCacheError/fileSystem(_:)`` when the directory cannot be listed.
   @discardableResult
   public func removeExpired() async throws(DiskCacheError) -> Int {
+    try await removeExpired(beforeRemoving: {})
+  }
+
+  /// ``removeExpired()``, running `beforeRemoving` between reading the headers and
+  /// removing the expired files (for tests).
+  func removeExpired(beforeRemoving: () async -> Void) async throws(DiskCacheError) -> Int {
     let instant = now().timeIntervalSinceReferenceDate
-    let path = self.path
-    return try await index.removeEntries { digest in
-      guard let contents = try? POSIX.readFile(path + "/" + digest.fileName) else { return nil }
-      let expired = contents.bytes.withUnsafeBytes { buffer in
-        EntryFile.header(buffer).map { instant > $0.expiresAt } ?? true
+    var expired: [(KeyDigest, FileIdentity)] = []
+    for digest in try await index.digestsOldestFirst() {
+      guard let prefix = try? POSIX.readPrefix(filePath(digest), count: EntryFile.headerSize) else { continue }
+      let isExpired = prefix.bytes.withUnsafeBytes { buffer in
+        EntryFile.header(buffer, fileSize: prefix.size).map { instant > $0.expiresAt } ?? true
       }
-      return expired ? contents.identity : nil
+      if isExpired { expired.append((digest, prefix.identity)) }
     }
+    await beforeRemoving()
+    return try await index.remove(expired)
   }
 
   /// The total size of the entry files in bytes (loads the index if needed).

@@ -1,24 +1,40 @@
 import Dispatch
 import _KilnSynchronization
 
-/// Recency of reads, recorded without a hop to the index actor: reads append, the index
-/// drains the log before it decides what to evict.
+/// Recency of reads, recorded without a hop to the index actor: each read moves its entry
+/// to the newest end of the log, and the index drains the log, oldest first, before it
+/// decides what to evict.
+///
+/// The log holds each entry once, at its latest read, so it is bounded by the number of
+/// distinct entries read between two writes, and at most `capacity` of them: past that the
+/// entry read least recently is forgotten (it keeps its older place in the index). The
+/// latest reads are never the ones dropped, however many reads a busy period makes.
 final class AccessLog: Sendable {
-  private static var capacity: Int { 1 << 16 }
-  private let pending = KilnMutex<[KeyDigest]>([])
+  static var defaultCapacity: Int { 1 << 16 }
+  private let capacity: Int
+  private let pending: KilnMutex<LRUTable<KeyDigest, Void>>
+
+  init(capacity: Int) {
+    precondition(capacity > 0, "AccessLog capacity must be positive")
+    self.capacity = capacity
+    pending = KilnMutex(LRUTable(countLimit: capacity))
+  }
 
   func record(_ digest: KeyDigest) {
     pending.withLock { pending in
-      if pending.count < Self.capacity { pending.append(digest) }
+      _ = pending.insert((), forKey: digest, cost: 0, storedAt: 0, expiresAt: .infinity)
     }
   }
 
+  /// The entries read since the last drain, least recently read first.
   func drain() -> [KeyDigest] {
-    pending.withLock { pending in
-      var drained: [KeyDigest] = []
+    let capacity = capacity
+    let drained = pending.withLock { pending in
+      var drained = LRUTable<KeyDigest, Void>(countLimit: capacity)
       swap(&drained, &pending)
       return drained
     }
+    return drained.keysOldestFirst
   }
 }
 
@@ -32,7 +48,9 @@ final class AccessLog: Sendable {
 actor DiskIndex {
   let directory: String
   let sizeLimit: Int
-  let syncsDirectory: Bool
+  /// Called after the directory's entries change when writes must survive a power loss;
+  /// `nil` otherwise.
+  let syncDirectory: DirectorySync?
   let accesses: AccessLog
 
   /// The entries by digest with their file sizes as costs; `nil` until loaded.
@@ -43,10 +61,10 @@ actor DiskIndex {
 
   static let temporaryPrefix = ".kiln-tmp-"
 
-  init(directory: String, sizeLimit: Int?, syncsDirectory: Bool, accesses: AccessLog) {
+  init(directory: String, sizeLimit: Int?, syncDirectory: DirectorySync?, accesses: AccessLog) {
     self.directory = directory
     self.sizeLimit = sizeLimit ?? .max
-    self.syncsDirectory = syncsDirectory
+    self.syncDirectory = syncDirectory
     self.accesses = accesses
   }
 
@@ -84,12 +102,11 @@ actor DiskIndex {
     loading = nil
     var table = LRUTable<KeyDigest, Void>(costLimit: sizeLimit)
     var evicted: [KeyDigest] = []
-    let me = POSIX.processID
     for entry in listing.sorted(by: { $0.modified < $1.modified }) {
       if entry.name.hasPrefix(Self.temporaryPrefix) {
-        // Left behind by a writer that died between writing and renaming.
-        let pid = entry.name.dropFirst(Self.temporaryPrefix.count).split(separator: "-").first.flatMap { Int32($0) }
-        if let pid, pid != me, !POSIX.processExists(pid) {
+        // Left behind by a writer that died between writing and renaming, in this run or
+        // an earlier one with this pid.
+        if TemporaryNames.isLeftover(entry.name, prefix: Self.temporaryPrefix) {
           try? POSIX.remove(directory + "/" + entry.name)
         }
         continue
@@ -104,6 +121,8 @@ actor DiskIndex {
     removedWhileLoading = []
     for digest in evicted { try? POSIX.remove(path(for: digest)) }
     self.table = table
+    // Best effort: evictions undone by a power loss are redone at the next load.
+    if !evicted.isEmpty { try? syncDirectory?(directory) }
   }
 
   /// Loads the index now (normally it loads on first need).
@@ -129,7 +148,6 @@ actor DiskIndex {
     let destination = path(for: digest)
     do {
       try POSIX.rename(temporary, to: destination)
-      if syncsDirectory { try POSIX.syncDirectory(directory) }
     } catch {
       try? POSIX.remove(temporary)
       throw .fileSystem(error)
@@ -137,21 +155,37 @@ actor DiskIndex {
     applyAccesses()
     let discards = table!.insert((), forKey: digest, cost: size, storedAt: 0, expiresAt: .infinity)
     for node in discards.evicted { try? POSIX.remove(path(for: node.key)) }
+    // One sync makes the rename and the evictions' unlinks durable together.
+    try sync()
   }
 
   /// Removes the entry for `digest`.
   func remove(_ digest: KeyDigest) throws(DiskCacheError) {
     do { try POSIX.remove(path(for: digest)) } catch { throw .fileSystem(error) }
     forget(digest)
+    try sync()
   }
 
   /// Removes the entry file for `digest` only if it is still the file that was read (a
   /// newer file renamed over it in the meantime is kept).
-  func remove(_ digest: KeyDigest, ifStill identity: FileIdentity) {
+  ///
+  /// The directory is not synced: the callers remove damaged or expired files, which read
+  /// as misses again if a power loss brings them back. ``remove(_:)`` syncs once
+  /// for all its removals.
+  ///
+  /// - Returns: Whether the file was removed.
+  @discardableResult
+  func remove(_ digest: KeyDigest, ifStill identity: FileIdentity) -> Bool {
     let path = path(for: digest)
-    guard POSIX.identity(of: path) == identity else { return }
-    try? POSIX.remove(path)
+    guard POSIX.identity(of: path) == identity else { return false }
+    do { try POSIX.remove(path) } catch { return false }
     forget(digest)
+    return true
+  }
+
+  /// Flushes the directory's entries when writes must survive a power loss.
+  private func sync() throws(DiskCacheError) {
+    do { try syncDirectory?(directory) } catch { throw .fileSystem(error) }
   }
 
   private func forget(_ digest: KeyDigest) {
@@ -175,18 +209,18 @@ actor DiskIndex {
     removedWhileLoading = []
     _ = accesses.drain()
     if let failure { throw .fileSystem(failure) }
+    try sync()
   }
 
-  /// Removes the entries whose files `isExpired` judges expired.
-  func removeEntries(where isExpired: (KeyDigest) -> FileIdentity?) async throws(DiskCacheError) -> Int {
-    try await ensureLoaded()
+  /// Removes the entry files of `entries` that are still the files identified.
+  ///
+  /// - Returns: The number of files removed.
+  func remove(_ entries: [(KeyDigest, FileIdentity)]) throws(DiskCacheError) -> Int {
     var removed = 0
-    for digest in table!.keysOldestFirst {
-      if let identity = isExpired(digest) {
-        remove(digest, ifStill: identity)
-        removed += 1
-      }
+    for (digest, identity) in entries {
+      if remove(digest, ifStill: identity) { removed += 1 }
     }
+    if removed > 0 { try sync() }
     return removed
   }
 

@@ -73,15 +73,21 @@ enum EntryFile {
 
   /// Reads and validates the header against the file's size.
   static func header(_ buffer: UnsafeRawBufferPointer) -> Header? {
+    header(buffer, fileSize: buffer.count)
+  }
+
+  /// Reads the header at the start of `buffer` (the file's first bytes, at least
+  /// ``headerSize`` of them) and validates it against the file's whole size.
+  static func header(_ buffer: UnsafeRawBufferPointer, fileSize: Int) -> Header? {
     var reader = ByteReader(buffer)
-    guard buffer.count >= overhead,
+    guard buffer.count >= headerSize, fileSize >= overhead,
       let magicBytes = reader.readBytes(4), magicBytes.elementsEqual(magic),
       reader.readUInt8() == version, reader.readUInt8() == 0, reader.readUInt8() == 0, reader.readUInt8() == 0,
       let keyLength = reader.readUInt32(), let valueLength = reader.readUInt64(),
       let storedAt = reader.readDouble(), let expiresAt = reader.readDouble(),
       !storedAt.isNaN, !expiresAt.isNaN,
       valueLength <= UInt64(Int.max - overhead - Int(keyLength)),
-      overhead + Int(keyLength) + Int(valueLength) == buffer.count
+      overhead + Int(keyLength) + Int(valueLength) == fileSize
     else { return nil }
     return Header(keyLength: Int(keyLength), valueLength: Int(valueLength), storedAt: storedAt, expiresAt: expiresAt)
   }

@@ -10,6 +10,10 @@
   import Darwin
 #endif
 
+/// Flushes a directory's entries to stable storage: ``POSIX/syncDirectory(_:)``, or a spy
+/// in tests.
+typealias DirectorySync = @Sendable (_ directory: String) throws(FileSystemError) -> Void
+
 /// The identity of a file: device and inode.
 struct FileIdentity: Hashable, Sendable {
   var device: UInt64
@@ -69,6 +73,48 @@ enum POSIX {
     return FileContents(bytes: bytes, identity: identity, modified: modified)
   }
 
+  /// Reads at most the first `count` bytes of the file at `path`; `nil` when it does not
+  /// exist (or is a directory).
+  ///
+  /// - Returns: The bytes (fewer when the file is shorter), the file's identity and its
+  ///   whole size.
+  static func readPrefix(
+    _ path: String,
+    count: Int
+  ) throws(FileSystemError) -> (bytes: [UInt8], identity: FileIdentity, size: Int)? {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    if descriptor < 0 {
+      let code = errno
+      if code == ENOENT || code == ENOTDIR || code == EISDIR { return nil }
+      throw FileSystemError(operation: "open", path: path, code: code)
+    }
+    defer { close(descriptor) }
+    var info = stat()
+    guard fstat(descriptor, &info) == 0 else {
+      throw FileSystemError(operation: "fstat", path: path, code: errno)
+    }
+    if info.st_mode & S_IFMT == S_IFDIR { return nil }
+    let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    let wanted = min(count, Int(info.st_size))
+    var failure: Int32 = 0
+    let bytes = [UInt8](unsafeUninitializedCapacity: wanted) { buffer, initialized in
+      var offset = 0
+      while offset < wanted {
+        let result = pread(descriptor, buffer.baseAddress! + offset, wanted - offset, off_t(offset))
+        if result < 0 {
+          if errno == EINTR { continue }
+          failure = errno
+          break
+        }
+        if result == 0 { break }
+        offset += result
+      }
+      initialized = offset
+    }
+    if failure != 0 { throw FileSystemError(operation: "read", path: path, code: failure) }
+    return (bytes, identity, Int(info.st_size))
+  }
+
   /// Creates `path` exclusively and writes `bytes` into it; optionally `fsync`s it.
   static func writeNewFile(_ path: String, _ bytes: [UInt8], sync: Bool) throws(FileSystemError) {
     let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
@@ -106,10 +152,15 @@ enum POSIX {
     if failure != 0 { throw FileSystemError(operation: "write", path: path, code: failure) }
   }
 
-  /// Opens `path` for appending, creating it if needed.
-  static func openForAppending(_ path: String) throws(FileSystemError) -> Int32 {
-    let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-    if descriptor < 0 { throw FileSystemError(operation: "open", path: path, code: errno) }
+  /// Opens `path` for appending, creating it if needed and `create` is set.
+  ///
+  /// - Returns: The descriptor; `nil` when the file does not exist and `create` is not set.
+  static func openForAppending(_ path: String, create: Bool) throws(FileSystemError) -> Int32? {
+    let descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | (create ? O_CREAT : 0), 0o644)
+    if descriptor < 0 {
+      if !create, errno == ENOENT { return nil }
+      throw FileSystemError(operation: "open", path: path, code: errno)
+    }
     return descriptor
   }
 
@@ -164,6 +215,13 @@ enum POSIX {
     var info = stat()
     guard fstat(descriptor, &info) == 0 else { return nil }
     return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+  }
+
+  /// The identity and size of an open file.
+  static func status(ofDescriptor descriptor: Int32) -> (identity: FileIdentity, size: Int)? {
+    var info = stat()
+    guard fstat(descriptor, &info) == 0 else { return nil }
+    return (FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)), Int(info.st_size))
   }
 
   /// Flushes a directory's entries (after a rename) to stable storage.

@@ -51,24 +51,67 @@ final class SQLiteConnection: @unchecked Sendable {
     }
   }
 
-  /// Runs SQL that SQLite may refuse with `SQLITE_BUSY` *without* calling the busy handler,
-  /// retrying it until `timeout` has passed.
+  /// Switches the database to WAL mode, retrying while SQLite answers `SQLITE_BUSY`
+  /// *without* calling the busy handler, until `timeout` has passed.
   ///
   /// Switching a database to WAL needs an exclusive lock, and SQLite answers a lock upgrade
   /// that could deadlock with an immediate `SQLITE_BUSY` instead of waiting: two processes
   /// opening a new database at once would otherwise see "database is locked" at random.
-  func executeRetryingWhileBusy(_ sql: String, for timeout: Duration) throws(SQLiteStoreError) {
+  ///
+  /// - Throws: ``SQLiteStoreError/walUnavailable(path:journalMode:)`` when SQLite keeps
+  ///   another journal mode (it answers the mode in force rather than failing), or the
+  ///   error of the pragma.
+  func enableWAL(retryingWhileBusyFor timeout: Duration) throws(SQLiteStoreError) {
+    let mode = try retryingWhileBusy(for: timeout) { () throws(SQLiteStoreError) in
+      try queryText("PRAGMA journal_mode = WAL")
+    }
+    guard let mode, mode.lowercased() == "wal" else { throw .walUnavailable(path: path, journalMode: mode ?? "") }
+  }
+
+  /// Copies the write-ahead log into the database and truncates it, waiting for readers
+  /// and writers up to the busy timeout.
+  ///
+  /// - Throws: ``SQLiteStoreError/busy(message:)`` when a reader or writer kept the
+  ///   checkpoint from completing (`PRAGMA wal_checkpoint` would report that only in its
+  ///   result row).
+  func checkpoint() throws(SQLiteStoreError) {
+    let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+    if code != SQLITE_OK { throw lastError(code) }
+  }
+
+  /// Runs `body` again while it fails with ``SQLiteStoreError/busy(message:)``, until
+  /// `timeout` has passed.
+  func retryingWhileBusy<Result>(
+    for timeout: Duration,
+    _ body: () throws(SQLiteStoreError) -> Result
+  ) throws(SQLiteStoreError) -> Result {
     let deadline = ContinuousClock.now.advanced(by: timeout)
     var pause: UInt32 = 1_000  // microseconds, doubling up to 50 ms
     while true {
       do {
-        try execute(sql)
-        return
+        return try body()
       } catch .busy(let message) {
         guard ContinuousClock.now < deadline else { throw .busy(message: message) }
         usleep(pause)
         pause = min(pause * 2, 50_000)
       }
+    }
+  }
+
+  /// The first column of the first row of `sql` as text; `nil` when it answers no row or
+  /// `NULL`. The statement is not cached.
+  func queryText(_ sql: String) throws(SQLiteStoreError) -> String? {
+    var statement: OpaquePointer?
+    let code = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+    guard code == SQLITE_OK, let statement else { throw lastError(code) }
+    defer { sqlite3_finalize(statement) }
+    switch sqlite3_step(statement) {
+    case SQLITE_ROW:
+      return sqlite3_column_text(statement, 0).map { String(cString: $0) }
+    case SQLITE_DONE:
+      return nil
+    case let failure:
+      throw lastError(failure)
     }
   }
 
@@ -82,6 +125,11 @@ final class SQLiteConnection: @unchecked Sendable {
     guard code == SQLITE_OK, let statement else { throw lastError(code) }
     statements[sql] = statement
     return SQLiteStatement(handle: statement, connection: self)
+  }
+
+  /// The largest string or blob this connection accepts, in bytes (`SQLITE_LIMIT_LENGTH`).
+  var lengthLimit: Int {
+    Int(sqlite3_limit(handle, SQLITE_LIMIT_LENGTH, -1))
   }
 
   func lastError(_ code: Int32) -> SQLiteStoreError {
@@ -116,12 +164,18 @@ struct SQLiteStatement {
   let handle: OpaquePointer
   let connection: SQLiteConnection
 
+  /// Binds a blob of any size: 64-bit lengths, so 2 GiB and more is an error, not a trap.
+  ///
+  /// - Throws: ``SQLiteStoreError/entryTooLarge(size:limit:)`` past the length limit.
   func bind(_ bytes: some ContiguousBytes, at index: Int32) throws(SQLiteStoreError) {
-    let code = bytes.withUnsafeBytes { buffer in
-      buffer.count == 0
+    let (code, size) = bytes.withUnsafeBytes { buffer in
+      let code =
+        buffer.count == 0
         ? sqlite3_bind_zeroblob(handle, index, 0)
-        : sqlite3_bind_blob(handle, index, buffer.baseAddress, Int32(buffer.count), transient)
+        : sqlite3_bind_blob64(handle, index, buffer.baseAddress, sqlite3_uint64(buffer.count), transient)
+      return (code, buffer.count)
     }
+    if code == SQLITE_TOOBIG { throw .entryTooLarge(size: size, limit: connection.lengthLimit) }
     if code != SQLITE_OK { throw connection.lastError(code) }
   }
 
@@ -162,6 +216,10 @@ struct SQLiteStatement {
 
   func int(at column: Int32) -> Int {
     Int(sqlite3_column_int64(handle, column))
+  }
+
+  func text(at column: Int32) -> String? {
+    sqlite3_column_text(handle, column).map { String(cString: $0) }
   }
 }
 

@@ -221,6 +221,38 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
       storedAt: entry.storedAt, expiresAt: entry.expiresAt)
   }
 
+  /// Stores a whole entry, as ``setEntry(_:forKey:)``, only if `isCurrent` — evaluated under
+  /// the cache's lock, after the cost closure ran outside it — answers `true`.
+  ///
+  /// ``TieredCache`` promotes through it, so that a write that lands first wins.
+  ///
+  /// - Parameter isCurrent: Must be short and must not call into the cache or user code.
+  /// - Returns: Whether the entry was stored (or refused by the limits).
+  @discardableResult
+  func setEntry(_ entry: CacheEntry<Value>, forKey key: Key, if isCurrent: () -> Bool) -> Bool {
+    let cost = costOf.map { max(0, $0(entry.value)) } ?? 1
+    let stored = entry.storedAt.timeIntervalSinceReferenceDate
+    let expires = entry.expiresAt?.timeIntervalSinceReferenceDate ?? .infinity
+    var replaced: Value?
+    var firstEvicted: LRUNode<Key, Value>?
+    var moreEvicted: [LRUNode<Key, Value>] = []
+    let inserted = state.withLock { state in
+      guard isCurrent() else { return false }
+      guard state.table.canHold(cost: cost) else {
+        state.statistics.rejections += 1
+        replaced = state.table.remove(key)?.value
+        return true
+      }
+      state.table.insert(
+        entry.value, forKey: key, cost: cost, storedAt: stored, expiresAt: expires,
+        replaced: &replaced, firstEvicted: &firstEvicted, moreEvicted: &moreEvicted)
+      if firstEvicted != nil { state.statistics.evictions += 1 + moreEvicted.count }
+      return true
+    }
+    withExtendedLifetime((replaced, firstEvicted, moreEvicted)) {}
+    return inserted
+  }
+
   @inlinable
   func insert(_ value: Value, forKey key: Key, cost: Int, storedAt: Date, expiresAt: Date?) {
     let stored = storedAt.timeIntervalSinceReferenceDate

@@ -68,8 +68,10 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   ///   - valueCodec: How values become blobs.
   ///   - now: The wall clock that stamps and expires entries.
   /// - Throws: ``SQLiteStoreError/invalidTableName(_:)``, ``SQLiteStoreError/openFailed(path:code:message:)``,
-  ///   ``SQLiteStoreError/notADatabase(path:)`` (the file is left as it is), or
-  ///   ``SQLiteStoreError/busy(message:)`` when another process holds the file locked.
+  ///   ``SQLiteStoreError/notADatabase(path:)`` (the file is left as it is),
+  ///   ``SQLiteStoreError/walUnavailable(path:journalMode:)`` when the database cannot run
+  ///   in WAL mode, or ``SQLiteStoreError/busy(message:)`` when another process holds the
+  ///   file locked.
   public init(
     url: URL,
     table: String = "kiln_cache",
@@ -84,7 +86,7 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
     precondition(entryLifetime.map { $0 > .zero } ?? true, "SQLiteStore entryLifetime must be positive")
     let path = url.standardizedFileURL.path
     let connection = try SQLiteConnection(path: path, readOnly: false, busyTimeout: busyTimeout)
-    try connection.executeRetryingWhileBusy("PRAGMA journal_mode = WAL", for: busyTimeout)
+    try connection.enableWAL(retryingWhileBusyFor: busyTimeout)
     try connection.execute("PRAGMA synchronous = \(durability == .powerLoss ? "FULL" : "NORMAL")")
     try connection.writeTransaction { () throws(SQLiteStoreError) in
       try connection.execute(
@@ -166,7 +168,8 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   ///   - key: Its key.
   ///   - expiresAt: When it expires; `nil` applies ``entryLifetime``.
   /// - Throws: `CancellationError` when the task is already cancelled (nothing is written);
-  ///   ``SQLiteStoreError``.
+  ///   ``SQLiteStoreError/entryTooLarge(size:limit:)`` past SQLite's length limit; other
+  ///   ``SQLiteStoreError``s.
   public func setValue(_ value: Value, forKey key: Key, expiresAt: Date?) async throws {
     try await setValues([(key, value)], expiresAt: expiresAt)
   }
@@ -181,7 +184,8 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   ///   - entries: The keys and values; a key given twice keeps its last value.
   ///   - expiresAt: When they expire; `nil` applies ``entryLifetime``.
   /// - Throws: `CancellationError` when the task is already cancelled (nothing is written);
-  ///   ``SQLiteStoreError``.
+  ///   ``SQLiteStoreError/entryTooLarge(size:limit:)`` past SQLite's length limit; other
+  ///   ``SQLiteStoreError``s.
   public func setValues(_ entries: some Sequence<(Key, Value)>, expiresAt: Date? = nil) async throws {
     try Task.checkCancellation()
     var rows: [(key: Data, value: Data)] = []
@@ -236,9 +240,12 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   /// Copies the write-ahead log into the database file and truncates the log.
   ///
   /// SQLite does this on its own as the log grows; call it to shrink the files, for
-  /// example before backing the database up.
+  /// example before backing the database up. It waits up to ``busyTimeout`` for readers
+  /// of older data (in any process) to finish.
   ///
-  /// - Throws: ``SQLiteStoreError``.
+  /// - Throws: ``SQLiteStoreError/busy(message:)`` when a reader or another writer kept the
+  ///   checkpoint from completing (the log is then not truncated); other
+  ///   ``SQLiteStoreError``s.
   public func checkpoint() async throws(SQLiteStoreError) {
     try await writer.checkpoint()
   }

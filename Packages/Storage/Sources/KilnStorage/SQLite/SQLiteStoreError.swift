@@ -15,6 +15,16 @@ public enum SQLiteStoreError: Error, Sendable, CustomStringConvertible {
   /// the store's busy timeout; nothing was written.
   case busy(message: String)
 
+  /// The database could not be switched to WAL mode (SQLite kept `journalMode`, for
+  /// example `memory` for an in-memory database): the store would lose its guarantees
+  /// that reads never wait for writes and that several processes can share the file.
+  case walUnavailable(path: String, journalMode: String)
+
+  /// An encoded key or value of `size` bytes is larger than SQLite's length limit
+  /// (`SQLITE_LIMIT_LENGTH`, one billion bytes unless the library was built otherwise);
+  /// nothing was written.
+  case entryTooLarge(size: Int, limit: Int)
+
   /// SQLite reported an error: its extended result code and message.
   case sqlite(code: Int32, message: String)
 
@@ -33,6 +43,8 @@ public enum SQLiteStoreError: Error, Sendable, CustomStringConvertible {
     case .openFailed(let path, let code, let message): "SQLite store: cannot open \(path): \(message) (\(code))"
     case .notADatabase(let path): "SQLite store: \(path) is not an SQLite database"
     case .busy(let message): "SQLite store: the database stayed locked: \(message)"
+    case .walUnavailable(let path, let mode): "SQLite store: \(path) stays in journal mode \(mode), not WAL"
+    case .entryTooLarge(let size, let limit): "SQLite store: \(size) bytes exceed SQLite's limit of \(limit)"
     case .sqlite(let code, let message): "SQLite store: \(message) (\(code))"
     case .closed: "SQLite store: the store is closed"
     case .keyEncodingFailed(let error): "SQLite store: the key could not be encoded: \(error)"

@@ -1,3 +1,4 @@
+import CKilnSQLite
 import Foundation
 
 /// The single writing connection of a ``SQLiteStore``, on its own serial queue.
@@ -41,7 +42,12 @@ actor SQLiteWriter {
         try statement.bind(row.value, at: 2)
         try statement.bind(storedAt, at: 3)
         if let expiresAt { try statement.bind(expiresAt, at: 4) } else { try statement.bindNull(at: 4) }
-        _ = try statement.step()
+        do throws(SQLiteStoreError) {
+          _ = try statement.step()
+        } catch .sqlite(let code, _) where code & 0xFF == SQLITE_TOOBIG {
+          // Each blob fit the length limit, the whole row did not.
+          throw .entryTooLarge(size: row.key.count + row.value.count, limit: connection.lengthLimit)
+        }
         statement.reset()
       }
       writesSinceSweep += rows.count
@@ -84,8 +90,11 @@ actor SQLiteWriter {
   }
 
   /// Writes the WAL back into the database file and truncates it.
+  ///
+  /// - Throws: ``SQLiteStoreError/busy(message:)`` when readers or another writer kept it
+  ///   from completing within the busy timeout.
   func checkpoint() throws(SQLiteStoreError) {
-    try open().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    try open().checkpoint()
   }
 
   func close() {

@@ -132,17 +132,21 @@ public final class SerializableCache<Key: Hashable & Sendable, Value: Sendable>:
     let directoryPath = directory.standardizedFileURL.path
     do { try POSIX.makeDirectory(directoryPath) } catch { throw .fileSystem(error) }
     let path = directoryPath + "/" + name + ".kilncache"
+    // Compaction files of a process that died before renaming them, whatever its pid.
+    JournalWriter.removeLeftovers(of: name + ".kilncache", in: directoryPath)
 
     // Replayed without the count limit: the journal records evictions as removals, and a
     // limit applied during the replay would evict in replay order instead.
     var table = LRUTable<Key, Stored>()
     var recovery = Recovery(discardedBytes: 0, undecodableRecords: 0, setAside: nil)
     var fileSize = 0
+    var identity: FileIdentity?
     let contents: FileContents?
     do { contents = try POSIX.readFile(path) } catch { throw .fileSystem(error) }
     if let contents {
       if let (records, validLength) = Journal.decode(contents.bytes) {
         fileSize = validLength
+        identity = contents.identity
         if validLength < contents.bytes.count {
           recovery.discardedBytes = contents.bytes.count - validLength
           do { try POSIX.truncate(path, to: validLength) } catch { throw .fileSystem(error) }
@@ -161,7 +165,8 @@ public final class SerializableCache<Key: Hashable & Sendable, Value: Sendable>:
       pending += Journal.removeRecord(key: Journal.key(ofSetRecord: evicted.value.record))
     }
     return SerializableCache(
-      name: name, path: path, table: table, pending: pending, fileSize: fileSize, recovery: recovery,
+      name: name, path: path, table: table, pending: pending, fileSize: fileSize, identity: identity,
+      recovery: recovery,
       entryLifetime: entryLifetime,
       writeDelay: writeDelay, clock: clock, durability: durability, keyCodec: keyCodec, valueCodec: valueCodec,
       now: now)
@@ -210,6 +215,7 @@ public final class SerializableCache<Key: Hashable & Sendable, Value: Sendable>:
     table: sending LRUTable<Key, Stored>,
     pending: [UInt8],
     fileSize: Int,
+    identity: FileIdentity?,
     recovery: Recovery,
     entryLifetime: Duration?,
     writeDelay: Duration,
@@ -229,7 +235,7 @@ public final class SerializableCache<Key: Hashable & Sendable, Value: Sendable>:
     self.valueCodec = valueCodec
     self.now = now
     state = KilnMutex(State(table: table, pending: pending))
-    writer = JournalWriter(path: path, fileSize: fileSize, durability: durability)
+    writer = JournalWriter(path: path, fileSize: fileSize, identity: identity, durability: durability)
     if !pending.isEmpty { scheduleWrite() }
   }
 
@@ -433,6 +439,12 @@ public final class SerializableCache<Key: Hashable & Sendable, Value: Sendable>:
   func waitForScheduledWrite() async {
     let task = state.withLock { $0.scheduledWrite }
     await task?.value
+  }
+
+  /// Makes `sync` what flushes the journal's directory with ``Durability/powerLoss`` (for
+  /// tests).
+  func useDirectorySync(_ sync: @escaping DirectorySync) async {
+    await writer.useDirectorySync(sync)
   }
 
   /// The journal's size in bytes as its writer knows it (for tests and benchmarks).

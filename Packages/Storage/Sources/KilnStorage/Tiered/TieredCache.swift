@@ -14,7 +14,9 @@ public import Foundation
 /// ```
 ///
 /// A value read from the second tier is copied into memory with its original stored-at and
-/// expiry dates, so freshness policies judge it by when it was really stored. Writes stamp
+/// expiry dates, so freshness policies judge it by when it was really stored — unless a
+/// write or removal of its key began while it was being read: the value may be older than
+/// the one stored now, so it is returned but not copied. Writes stamp
 /// both tiers with the same expiry (the cache's ``entryLifetime`` unless given), so the
 /// tiers never disagree about when an entry expires.
 ///
@@ -35,6 +37,9 @@ where Disk.Key == Key, Disk.Value == Value {
   public let entryLifetime: Duration?
 
   private let now: @Sendable () -> Date
+  /// Writes and removals in progress, so that a slow read does not promote a value they
+  /// replaced.
+  private let writes = WriteEpochs()
 
   /// Puts `memory` in front of `disk`.
   ///
@@ -58,13 +63,19 @@ where Disk.Key == Key, Disk.Value == Value {
   }
 
   /// The entry under `key` from memory, else from the second tier (then copied into
-  /// memory with its dates).
+  /// memory with its dates, unless a write or removal of `key` began during the read).
   ///
   /// - Throws: What the second tier throws.
   public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
     if let hit = memory.entry(forKey: key) { return hit }
+    // Taken before the second tier is read, checked under the memory tier's lock when
+    // promoting: a write or removal that began in between has stored something newer (or
+    // nothing) in both tiers, and must win.
+    let snapshot = writes.snapshot(key)
     guard let entry = try await disk.entry(forKey: key) else { return nil }
-    memory.setEntry(entry, forKey: key)
+    if let snapshot {
+      memory.setEntry(entry, forKey: key, if: { writes.isUnchanged(key, since: snapshot) })
+    }
     return entry
   }
 
@@ -80,6 +91,8 @@ where Disk.Key == Key, Disk.Value == Value {
   public func setValue(_ value: Value, forKey key: Key, expiresAt: Date?) async throws {
     let stamp = now()
     let expiry = expiresAt ?? entryLifetime.map { stamp.addingTimeInterval($0.timeInterval) } ?? .distantFuture
+    writes.begin(key)
+    defer { writes.end(key) }
     memory.setEntry(CacheEntry(value: value, storedAt: stamp, expiresAt: expiry), forKey: key)
     do {
       try await disk.setValue(value, forKey: key, expiresAt: expiry)
@@ -93,6 +106,8 @@ where Disk.Key == Key, Disk.Value == Value {
   ///
   /// - Throws: What the second tier throws (the memory tier is cleared regardless).
   public func removeValue(forKey key: Key) async throws {
+    writes.begin(key)
+    defer { writes.end(key) }
     memory.removeValue(forKey: key)
     try await disk.removeValue(forKey: key)
   }
@@ -101,6 +116,8 @@ where Disk.Key == Key, Disk.Value == Value {
   ///
   /// - Throws: What the second tier throws (the memory tier is cleared regardless).
   public func removeAll() async throws {
+    writes.beginAll()
+    defer { writes.endAll() }
     memory.removeAll()
     try await disk.removeAll()
   }

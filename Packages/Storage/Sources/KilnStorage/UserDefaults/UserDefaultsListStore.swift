@@ -1,5 +1,4 @@
 public import Foundation
-import _KilnSynchronization
 
 /// A bounded list of entries per key in `UserDefaults` (Lynn's list storage manager).
 ///
@@ -12,6 +11,10 @@ import _KilnSynchronization
 /// Appending keeps at most ``maximumEntriesPerKey`` entries per key, dropping expired ones
 /// first and then the oldest (the seed's lists grew without bound).
 ///
+/// Concurrent appends — from any thread, through any list store of the process on the same
+/// `UserDefaults` object — lose nothing, and no lock is held while `UserDefaults` stores a
+/// list (its change observers may append in turn).
+///
 /// As a `KeyValueStore`, ``setValue(_:forKey:expiresAt:)`` appends and
 /// ``entry(forKey:)`` answers the **newest** valid entry, so that a value read back is the
 /// value last written, as with every store. Lynn's handler used the first (oldest) valid
@@ -21,8 +24,6 @@ public final class UserDefaultsListStore<Key: Hashable & Sendable, Value: Sendab
   private let keyCodec: StoreCodec<Key>
   private let valueCodec: StoreCodec<Value>
   private let now: @Sendable () -> Date
-  /// Serialises read-modify-write cycles of the lists in this process.
-  private let writes = KilnMutex(())
 
   /// The prefix of every preference name this store writes.
   public let keyPrefix: String
@@ -37,7 +38,8 @@ public final class UserDefaultsListStore<Key: Hashable & Sendable, Value: Sendab
   ///
   /// - Parameters:
   ///   - defaults: The defaults; `.standard` by default. Prefer a suite of your own.
-  ///   - keyPrefix: The prefix of the preference names; `kiln.list.` by default.
+  ///   - keyPrefix: The prefix of the preference names (`<keyPrefix>str:…` and
+  ///     `<keyPrefix>bin:…`); `kiln.list.` by default.
   ///   - maximumEntriesPerKey: The bound of each list; 10 by default; at least 1.
   ///   - entryLifetime: How long entries stored without an explicit expiry live.
   ///   - keyCodec: How keys become preference names.
@@ -88,13 +90,17 @@ public final class UserDefaultsListStore<Key: Hashable & Sendable, Value: Sendab
     let encoded = try DefaultsEntry.encode(entry, valueCodec)
     let maximum = maximumEntriesPerKey
     let instant = stamp.timeIntervalSinceReferenceDate
-    // Only headers are read under the lock: no codec (user code) runs while it is held.
-    writes.withLock { _ in
-      var list = stored(name).filter { data in
+    // Decided from the latest list (an append still running in this process included), so
+    // that concurrent appends lose nothing; applied outside the lock, which observers of
+    // the defaults' change notifications must not run under. Only headers are read under
+    // it: no codec (user code) runs while it is held.
+    DefaultsChanges.shared.change(name, in: box.defaults) { current in
+      guard case .list(let stored) = current else { return .set(.list([encoded])) }
+      var list = stored.filter { data in
         DefaultsEntry.expiry(of: data).map { instant <= $0 } ?? false
       }
       list.append(encoded)
-      box.defaults.set(Array(list.suffix(maximum)), forKey: name)
+      return .set(.list(Array(list.suffix(maximum))))
     }
   }
 
@@ -115,12 +121,13 @@ public final class UserDefaultsListStore<Key: Hashable & Sendable, Value: Sendab
   /// - Throws: ``UserDefaultsStoreError/keyEncodingFailed(_:)``.
   public func removeValue(forKey key: Key) throws(UserDefaultsStoreError) {
     let name = try preferenceName(for: key)
-    writes.withLock { _ in box.defaults.removeObject(forKey: name) }
+    DefaultsChanges.shared.change(name, in: box.defaults) { _ in .remove }
   }
 
-  /// Removes every preference whose name starts with ``keyPrefix``.
+  /// Removes every list this store writes: the preferences named `<keyPrefix>str:…` or
+  /// `<keyPrefix>bin:…`.
   public func removeAll() {
-    writes.withLock { _ in DefaultsEntry.removeAll(prefix: keyPrefix, from: box.defaults) }
+    DefaultsEntry.removeAll(prefix: keyPrefix, from: box.defaults)
   }
 
   private func stored(_ name: String) -> [Data] {

@@ -37,8 +37,8 @@ public final class UserDefaultsStore<Key: Hashable & Sendable, Value: Sendable>:
   ///
   /// - Parameters:
   ///   - defaults: The defaults; `.standard` by default. Prefer a suite of your own.
-  ///   - keyPrefix: The prefix of the preference names; ``removeAll()`` removes exactly the
-  ///     preferences that start with it. `kiln.` by default.
+  ///   - keyPrefix: The prefix of the preference names: the store writes `<keyPrefix>str:…`
+  ///     and `<keyPrefix>bin:…`, and ``removeAll()`` removes exactly those. `kiln.` by default.
   ///   - entryLifetime: How long entries stored without an explicit expiry live; `nil` (the
   ///     default) keeps them until removed.
   ///   - keyCodec: How keys become preference names.
@@ -62,14 +62,18 @@ public final class UserDefaultsStore<Key: Hashable & Sendable, Value: Sendable>:
   }
 
   /// The entry stored under `key`, or `nil` when there is none, it has expired or it does
-  /// not decode (then the preference is removed).
+  /// not decode (then the preference is removed, unless a Kiln store of this process has
+  /// written it again since it was read).
   ///
   /// - Throws: ``UserDefaultsStoreError/keyEncodingFailed(_:)``.
   public func entry(forKey key: Key) throws(UserDefaultsStoreError) -> CacheEntry<Value>? {
     let name = try preferenceName(for: key)
     guard let data = box.defaults.data(forKey: name) else { return nil }
     guard let entry = DefaultsEntry.decode(data, valueCodec), !entry.isExpired(at: now()) else {
-      box.defaults.removeObject(forKey: name)
+      // The codec and `now` ran after the read: a newer value may be stored by now.
+      DefaultsChanges.shared.change(name, in: box.defaults) { current in
+        current == .data(data) ? .remove : .keep
+      }
       return nil
     }
     return entry
@@ -92,17 +96,22 @@ public final class UserDefaultsStore<Key: Hashable & Sendable, Value: Sendable>:
     let stamp = now()
     let entry = CacheEntry(
       value: value, storedAt: stamp, expiresAt: expiresAt ?? entryLifetime.map { stamp + $0.timeInterval })
-    box.defaults.set(try DefaultsEntry.encode(entry, valueCodec), forKey: name)
+    let encoded = try DefaultsEntry.encode(entry, valueCodec)
+    DefaultsChanges.shared.change(name, in: box.defaults) { _ in .set(.data(encoded)) }
   }
 
   /// Removes the value stored under `key`.
   ///
   /// - Throws: ``UserDefaultsStoreError/keyEncodingFailed(_:)``.
   public func removeValue(forKey key: Key) throws(UserDefaultsStoreError) {
-    box.defaults.removeObject(forKey: try preferenceName(for: key))
+    DefaultsChanges.shared.change(try preferenceName(for: key), in: box.defaults) { _ in .remove }
   }
 
-  /// Removes every preference whose name starts with ``keyPrefix``.
+  /// Removes every preference this store writes: those named `<keyPrefix>str:…` or
+  /// `<keyPrefix>bin:…`.
+  ///
+  /// Other preferences that merely start with ``keyPrefix`` — a ``UserDefaultsListStore``'s
+  /// `kiln.list.…` lists under the default prefixes, say — are left alone.
   public func removeAll() {
     DefaultsEntry.removeAll(prefix: keyPrefix, from: box.defaults)
   }
@@ -196,6 +205,8 @@ enum DefaultsEntry {
   }
 
   /// `<prefix>str:<key>` for UTF-8 keys without NUL, `<prefix>bin:<hex>` otherwise.
+  ///
+  /// ``removeAll(prefix:from:)`` relies on these two forms.
   static func name(prefix: String, key: Data) -> String {
     if !key.contains(0), let text = String(data: key, encoding: .utf8) {
       return prefix + "str:" + text
@@ -203,9 +214,12 @@ enum DefaultsEntry {
     return prefix + "bin:" + key.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
   }
 
+  /// Removes the preferences named by ``name(prefix:key:)`` for `prefix`, and no others.
   static func removeAll(prefix: String, from defaults: UserDefaults) {
-    for name in defaults.dictionaryRepresentation().keys where name.hasPrefix(prefix) {
-      defaults.removeObject(forKey: name)
+    let text = prefix + "str:"
+    let binary = prefix + "bin:"
+    for name in defaults.dictionaryRepresentation().keys where name.hasPrefix(text) || name.hasPrefix(binary) {
+      DefaultsChanges.shared.change(name, in: defaults) { _ in .remove }
     }
   }
 }

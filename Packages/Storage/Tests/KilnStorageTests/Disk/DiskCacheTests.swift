@@ -162,6 +162,55 @@ struct DiskCacheTests {
     }
   }
 
+  @Test("reads still count as use once the read log is full: the latest read of each entry wins")
+  func fullReadLog() async throws {
+    try await withTemporaryDirectory { directory in
+      let value = Data(repeating: 1, count: 100)
+      let entrySize = 100 + 40 + 1  // value + header and checksum + a one-byte key
+      let cache = try DiskCache<String, Data>(
+        directory: directory, sizeLimit: 2 * entrySize, entryLifetime: nil, durability: .processCrash,
+        keyCodec: .automatic, valueCodec: .automatic, now: Date.init, digest: KeyDigest.sha256,
+        accessLogCapacity: 4)
+      try await cache.setValue(value, forKey: "a")
+      try await cache.setValue(value, forKey: "b")
+      for _ in 0..<20 { #expect(try await cache.value(forKey: "a") == value) }  // fills the log
+      #expect(try await cache.value(forKey: "b") == value)  // the most recent read
+      try await cache.setValue(value, forKey: "c")  // evicts one
+      #expect(try await cache.value(forKey: "b") == value)
+      #expect(try await cache.value(forKey: "a") == nil)
+      #expect(try await cache.value(forKey: "c") == value)
+    }
+  }
+
+  @Test(
+    "with powerLoss the directory is synced after each change of its entries, evictions and removals included",
+    arguments: [Durability.powerLoss, .processCrash])
+  func directorySyncs(durability: Durability) async throws {
+    try await withTemporaryDirectory { directory in
+      let value = Data(repeating: 1, count: 100)
+      let entrySize = 100 + 40 + 1  // value + header and checksum + a one-byte key
+      // What the directory holds at each sync, by key.
+      let synced = Recorder<[String]>()
+      let cache = try DiskCache<String, Data>(
+        directory: directory, sizeLimit: 2 * entrySize, entryLifetime: nil, durability: durability,
+        keyCodec: .automatic, valueCodec: .automatic, now: Date.init, digest: KeyDigest.sha256,
+        directorySync: { path in
+          let names = Set((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])
+          synced.append(["a", "b", "c"].filter { names.contains(KeyDigest.sha256(Array($0.utf8)).fileName) })
+        })
+      try await cache.setValue(value, forKey: "a")
+      try await cache.setValue(value, forKey: "b")
+      try await cache.setValue(value, forKey: "c")  // evicts a
+      try await cache.removeValue(forKey: "b")
+      try await cache.removeAll()
+      if durability == .powerLoss {
+        #expect(synced.values == [["a"], ["a", "b"], ["b", "c"], ["c"], []])
+      } else {
+        #expect(synced.values.isEmpty)
+      }
+    }
+  }
+
   @Test("an entry larger than the whole limit is refused and the key's previous value kept")
   func entryTooLarge() async throws {
     try await withTemporaryDirectory { directory in
@@ -194,6 +243,53 @@ struct DiskCacheTests {
       now.advance(by: .seconds(1_000))
       #expect(try await cache.removeExpired() == 1)
       #expect(try await cache.value(forKey: "c") == 3)
+      #expect(try await cache.count == 1)
+    }
+  }
+
+  @Test("removeExpired deletes expired entries and files with a damaged header, judging by headers alone")
+  func removeExpiredByHeaders() async throws {
+    try await withTemporaryDirectory { directory in
+      let now = ManualDate()
+      let cache = try DiskCache<String, String>(directory: directory, now: now.provider)
+      try await cache.setValue("expires", forKey: "expired", expiresAt: now() + 10)
+      try await cache.setValue("lives", forKey: "live", expiresAt: now() + 1_000)
+      try await cache.setValue("forever", forKey: "forever", expiresAt: nil)
+      try await cache.setValue("cut", forKey: "truncated", expiresAt: nil)
+      try await cache.setValue("flipped", forKey: "flipped", expiresAt: nil)
+      let truncated = try cache.fileURL(forKey: "truncated")
+      try FileHandle(forWritingTo: truncated).truncate(atOffset: 20)  // not even a header
+      let flipped = try cache.fileURL(forKey: "flipped")
+      var bytes = try Data(contentsOf: flipped)
+      bytes[bytes.count - 6] ^= 1  // a value byte: the header is intact
+      try bytes.write(to: flipped)
+      now.advance(by: .seconds(11))
+      #expect(try await cache.removeExpired() == 2)
+      #expect(!FileManager.default.fileExists(atPath: try cache.fileURL(forKey: "expired").path))
+      #expect(!FileManager.default.fileExists(atPath: truncated.path))
+      #expect(FileManager.default.fileExists(atPath: flipped.path))  // a miss when read, not expired
+      #expect(try await cache.count == 3)
+      #expect(try await cache.value(forKey: "live") == "lives")
+      #expect(try await cache.value(forKey: "forever") == "forever")
+      #expect(try await cache.value(forKey: "flipped") == nil)
+      #expect(try await cache.removeExpired() == 0)
+    }
+  }
+
+  @Test("an expired entry rewritten while removeExpired runs is kept, and not counted")
+  func removeExpiredKeepsRewrittenEntries() async throws {
+    try await withTemporaryDirectory { directory in
+      let now = ManualDate()
+      let cache = try DiskCache<String, Int>(directory: directory, now: now.provider)
+      try await cache.setValue(1, forKey: "a", expiresAt: now() + 10)
+      try await cache.setValue(2, forKey: "b", expiresAt: now() + 10)
+      now.advance(by: .seconds(11))
+      let removed = try await cache.removeExpired(beforeRemoving: {
+        try? await cache.setValue(3, forKey: "a", expiresAt: nil)
+      })
+      #expect(removed == 1)
+      #expect(try await cache.value(forKey: "a") == 3)
+      #expect(try await cache.value(forKey: "b") == nil)
       #expect(try await cache.count == 1)
     }
   }
@@ -279,15 +375,40 @@ struct DiskCacheTests {
   @Test("temporary files left by dead writers are removed when the index loads; live ones stay")
   func staleTemporaryFiles() async throws {
     try await withTemporaryDirectory { directory in
-      let dead = directory.appendingPathComponent(".kiln-tmp-2147483646-1")
-      let mine = directory.appendingPathComponent(".kiln-tmp-\(getpid())-999999")
-      try Data("partial".utf8).write(to: dead)
-      try Data("in flight".utf8).write(to: mine)
       let cache = try DiskCache<String, Int>(directory: directory)
+      let other = try DiskCache<String, Int>(directory: directory.appendingPathComponent("other"))
+      let dead = directory.appendingPathComponent(".kiln-tmp-2147483646-1")
+      // Left by an earlier process that had this process's pid (PID 1 in every container
+      // run), in the names of this version and of 0.1.0.
+      let samePID = directory.appendingPathComponent(".kiln-tmp-\(getpid())-9e3779b97f4a7c15-1")
+      let samePIDOldName = directory.appendingPathComponent(".kiln-tmp-\(getpid())-999999")
+      // Being written by live instances of this process.
+      let mine = directory.appendingPathComponent(cache.temporaryNames.next())
+      let another = directory.appendingPathComponent(other.temporaryNames.next())
+      for file in [dead, samePID, samePIDOldName, mine, another] { try Data("partial".utf8).write(to: file) }
       try await cache.warmUp()
       #expect(!FileManager.default.fileExists(atPath: dead.path))
+      #expect(!FileManager.default.fileExists(atPath: samePID.path))
+      #expect(!FileManager.default.fileExists(atPath: samePIDOldName.path))
       #expect(FileManager.default.fileExists(atPath: mine.path))
+      #expect(FileManager.default.fileExists(atPath: another.path))
       #expect(try await cache.count == 0)
+    }
+  }
+
+  @Test("a temporary file left by an earlier process with this pid neither fails writes nor stays")
+  func temporaryNameOfEarlierProcess() async throws {
+    try await withTemporaryDirectory { directory in
+      // What 0.1.0 wrote first in a process of this pid.
+      let stale = directory.appendingPathComponent(".kiln-tmp-\(getpid())-1")
+      try Data("left by a crashed run with the same pid".utf8).write(to: stale)
+      let cache = try DiskCache<String, Int>(directory: directory)
+      try await cache.setValue(1, forKey: "a")
+      try await cache.setValue(2, forKey: "b")
+      #expect(try await cache.value(forKey: "a") == 1)
+      #expect(try await cache.value(forKey: "b") == 2)
+      #expect(!FileManager.default.fileExists(atPath: stale.path))
+      #expect(try entryFiles(in: directory).count == 2)
     }
   }
 

@@ -1,3 +1,4 @@
+import CKilnSQLite
 import Foundation
 import KilnTesting
 import Testing
@@ -218,6 +219,113 @@ struct SQLiteStoreTests {
       try await store.setValue(1, forKey: "a")
       #expect(try await store.value(forKey: "a") == 1)
     }
+  }
+
+  @Test("checkpoint truncates the write-ahead log")
+  func checkpointTruncates() async throws {
+    try await withTemporaryDirectory { directory in
+      let url = directory.appendingPathComponent("db.sqlite")
+      let store = try SQLiteStore<String, Int>(url: url)
+      for index in 0..<50 { try await store.setValue(index, forKey: "k\(index)") }
+      #expect(try Self.walSize(url) > 0)
+      try await store.checkpoint()
+      #expect(try Self.walSize(url) == 0)
+    }
+  }
+
+  @Test("checkpoint fails as busy when a reader keeps it from completing, and succeeds once it is done")
+  func checkpointBlockedByReader() async throws {
+    try await withTemporaryDirectory { directory in
+      let url = directory.appendingPathComponent("db.sqlite")
+      let store = try SQLiteStore<String, Int>(url: url, busyTimeout: .milliseconds(50))
+      for index in 0..<50 { try await store.setValue(index, forKey: "k\(index)") }
+      // Another process's long read: a snapshot older than the next write.
+      let reader = try SQLiteConnection(path: url.path, readOnly: true, busyTimeout: .zero)
+      try reader.execute("BEGIN")
+      let statement = try reader.statement("SELECT COUNT(*) FROM kiln_cache")
+      #expect(try statement.step())
+      try await store.setValue(99, forKey: "after")
+      await #expect {
+        try await store.checkpoint()
+      } throws: { error in
+        guard case SQLiteStoreError.busy = error else { return false }
+        return true
+      }
+      #expect(try Self.walSize(url) > 0)
+      statement.reset()
+      try reader.execute("COMMIT")
+      try await store.checkpoint()
+      #expect(try Self.walSize(url) == 0)
+      #expect(try await store.value(forKey: "after") == 99)
+    }
+  }
+
+  @Test("a database that stays out of WAL mode is a typed error, not a silent rollback journal")
+  func walRefused() throws {
+    // An in-memory database answers `memory` to `PRAGMA journal_mode = WAL`.
+    let memory = try SQLiteConnection(path: ":memory:", readOnly: false, busyTimeout: .zero)
+    #expect {
+      try memory.enableWAL(retryingWhileBusyFor: .milliseconds(50))
+    } throws: { error in
+      guard case SQLiteStoreError.walUnavailable(path: ":memory:", journalMode: "memory") = error else { return false }
+      return true
+    }
+  }
+
+  @Test("a new database file is switched to WAL mode")
+  func walEnabled() async throws {
+    try await withTemporaryDirectory { directory in
+      let url = directory.appendingPathComponent("db.sqlite")
+      _ = try SQLiteStore<String, Int>(url: url)
+      let connection = try SQLiteConnection(path: url.path, readOnly: true, busyTimeout: .zero)
+      let statement = try connection.statement("PRAGMA journal_mode")
+      #expect(try statement.step())
+      #expect(statement.text(at: 0) == "wal")
+      statement.reset()
+    }
+  }
+
+  @Test("a blob past SQLite's length limit is a typed error, not a trap or a bare SQLite code")
+  func blobTooLarge() throws {
+    let connection = try SQLiteConnection(path: ":memory:", readOnly: false, busyTimeout: .zero)
+    // Stands in for blobs of 2 GiB and more, whose length no longer fits SQLite's 32-bit API.
+    sqlite3_limit(connection.handle, SQLITE_LIMIT_LENGTH, 1_000)
+    try connection.execute("CREATE TABLE t (v BLOB)")
+    let statement = try connection.statement("INSERT INTO t (v) VALUES (?1)")
+    #expect {
+      try statement.bind(Data(count: 1_001), at: 1)
+    } throws: { error in
+      guard case SQLiteStoreError.entryTooLarge(size: 1_001, limit: 1_000) = error else { return false }
+      return true
+    }
+    try statement.bind(Data(count: 900), at: 1)
+    #expect(try !statement.step())
+    statement.reset()
+  }
+
+  @Test("a row past SQLite's length limit is the same typed error when it is written")
+  func rowTooLarge() async throws {
+    try await withTemporaryDirectory { directory in
+      let url = directory.appendingPathComponent("db.sqlite")
+      let store = try SQLiteStore<String, Data>(url: url)
+      let connection = try SQLiteConnection(path: url.path, readOnly: false, busyTimeout: .seconds(1))
+      sqlite3_limit(connection.handle, SQLITE_LIMIT_LENGTH, 1_000)
+      let writer = SQLiteWriter(connection: connection, table: "kiln_cache")
+      // Each blob fits; the row (with its record header) does not.
+      await #expect {
+        try await writer.write([(Data("k".utf8), Data(count: 999))], storedAt: 0, expiresAt: nil, now: 0)
+      } throws: { error in
+        guard case SQLiteStoreError.entryTooLarge(size: 1_000, limit: 1_000) = error else { return false }
+        return true
+      }
+      try await writer.write([(Data("k".utf8), Data(count: 900))], storedAt: 0, expiresAt: nil, now: 0)
+      #expect(try await store.count == 1)
+    }
+  }
+
+  static func walSize(_ database: URL) throws -> Int {
+    let attributes = try FileManager.default.attributesOfItem(atPath: database.path + "-wal")
+    return try #require(attributes[.size] as? Int)
   }
 
   @Test("a cancelled task writes nothing")

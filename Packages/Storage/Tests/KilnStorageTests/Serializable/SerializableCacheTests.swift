@@ -324,6 +324,103 @@ struct SerializableCacheTests {
     }
   }
 
+  enum JournalLoss: String, CaseIterable, Sendable {
+    /// Deleted while no descriptor is open: after loading an existing journal.
+    case deletedAfterLoad
+    /// Deleted while no descriptor is open: after a compaction renamed a new file in.
+    case deletedAfterCompaction
+    /// Replaced by a shorter journal while no descriptor is open.
+    case replacedAfterLoad
+    /// Emptied while the writer's descriptor is open on it.
+    case emptiedWhileOpen
+  }
+
+  @Test(
+    "a journal deleted, replaced or emptied behind the cache's back is rewritten whole, header first",
+    arguments: JournalLoss.allCases)
+  func lostJournal(loss: JournalLoss) async throws {
+    try await withTemporaryDirectory { directory in
+      let first = try Self.load(directory)
+      first["a"] = Article(id: 1, title: "a")
+      try await first.flush()
+      let cache: Cache
+      switch loss {
+      case .deletedAfterLoad, .replacedAfterLoad:
+        cache = try Self.load(directory)
+      case .deletedAfterCompaction:
+        cache = first
+        for step in 0..<300 { cache["a"] = Article(id: step, title: String(repeating: "t", count: 1_000)) }
+        cache["a"] = Article(id: 1, title: "a")
+        try await cache.flush()
+        #expect(await cache.journalSize < 1_000)  // compacted: the descriptor is closed
+      case .emptiedWhileOpen:
+        cache = first
+        cache["z"] = Article(id: 26, title: "z")
+        try await cache.flush()  // an append: the descriptor stays open
+        cache.removeValue(forKey: "z")
+        try await cache.flush()
+      }
+      switch loss {
+      case .deletedAfterLoad, .deletedAfterCompaction:
+        try FileManager.default.removeItem(at: cache.fileURL)
+      case .replacedAfterLoad:
+        try Data("KLNJ".utf8 + [1, 0, 0, 0]).write(to: cache.fileURL)
+      case .emptiedWhileOpen:
+        try FileHandle(forWritingTo: cache.fileURL).truncate(atOffset: 0)
+      }
+      cache["b"] = Article(id: 2, title: "b")
+      try await cache.flush()
+      #expect(try Data(contentsOf: cache.fileURL).prefix(4) == Data("KLNJ".utf8))
+      let reloaded = try Self.load(directory)
+      #expect(reloaded.recovery.setAside == nil)
+      #expect(reloaded.recovery.discardedBytes == 0)
+      #expect(reloaded["a"] == Article(id: 1, title: "a"))
+      #expect(reloaded["b"] == Article(id: 2, title: "b"))
+      #expect(reloaded.count == 2)
+    }
+  }
+
+  @Test("compaction files left by dead writers or an earlier process with this pid are removed when loading")
+  func staleCompactionFiles() async throws {
+    try await withTemporaryDirectory { directory in
+      let leftovers = [
+        "articles.kilncache.tmp-\(getpid())",  // 0.1.0's name, an earlier process with this pid
+        "articles.kilncache.tmp-2147483646",  // 0.1.0's name, a dead process
+        "articles.kilncache.tmp-\(getpid())-9e3779b97f4a7c15-1",
+        "articles.kilncache.tmp-2147483646-9e3779b97f4a7c15-1",
+      ].map { directory.appendingPathComponent($0) }
+      let foreign = directory.appendingPathComponent("other.kilncache.tmp-\(getpid())")
+      for file in leftovers + [foreign] { try Data("partial".utf8).write(to: file) }
+      let cache = try Self.load(directory)
+      for file in leftovers { #expect(!FileManager.default.fileExists(atPath: file.path), "\(file.lastPathComponent)") }
+      #expect(FileManager.default.fileExists(atPath: foreign.path))  // another cache's
+      for step in 0..<300 { cache["a"] = Article(id: step, title: String(repeating: "t", count: 1_000)) }
+      try await cache.flush()
+      #expect(await cache.journalSize < 2_000)  // compacted through a temporary file
+      #expect(try Self.load(directory)["a"]?.id == 299)
+    }
+  }
+
+  @Test("with powerLoss, creating the journal syncs its directory; appending to it does not")
+  func directorySyncs() async throws {
+    try await withTemporaryDirectory { directory in
+      let cache = try Cache.load(
+        name: "articles", directory: directory, entryLifetime: nil, writeDelay: .seconds(1), durability: .powerLoss)
+      // Whether the journal existed at each sync of the directory.
+      let synced = Recorder<Bool>()
+      await cache.useDirectorySync { [fileURL = cache.fileURL] _ in
+        synced.append(FileManager.default.fileExists(atPath: fileURL.path))
+      }
+      cache["a"] = Article(id: 1, title: "a")
+      try await cache.flush()  // creates the journal
+      #expect(synced.values == [true])
+      cache["b"] = Article(id: 2, title: "b")
+      try await cache.flush()  // appends
+      #expect(synced.values == [true])
+      #expect(try Self.load(directory).count == 2)
+    }
+  }
+
   @Test("it is a KeyValueStore")
   func keyValueStore() async throws {
     try await withTemporaryDirectory { directory in

@@ -71,6 +71,43 @@ struct TieredCacheTests {
     #expect(disk.entries.isEmpty)
   }
 
+  enum Overtaking: String, CaseIterable, Sendable {
+    case removal, write, removeAll
+  }
+
+  @Test(
+    "a second-tier read overtaken by a removal or write does not put its old value into memory",
+    arguments: Overtaking.allCases)
+  func overtakenPromotion(overtaking: Overtaking) async throws {
+    let disk = HeldReadStore<String, Int>()
+    let cache = TieredCache(memory: MemoryCache<String, Int>(entryLifetime: nil), disk: disk)
+    try await disk.setValue(1, forKey: "k", expiresAt: nil)
+    let reader = Task { try await cache.value(forKey: "k") }
+    try await disk.hasRead.wait()  // the reader holds 1 from the second tier, not yet promoted
+    switch overtaking {
+    case .removal: try await cache.removeValue(forKey: "k")
+    case .write: try await cache.setValue(2, forKey: "k")
+    case .removeAll: try await cache.removeAll()
+    }
+    disk.release.open()
+    #expect(try await reader.value == 1)
+    let expected = overtaking == .write ? 2 : nil
+    #expect(cache.memory["k"] == expected)
+    #expect(try await cache.value(forKey: "k") == expected)
+  }
+
+  @Test("a second-tier read that nothing overtakes is promoted")
+  func undisturbedPromotion() async throws {
+    let disk = HeldReadStore<String, Int>()
+    let cache = TieredCache(memory: MemoryCache<String, Int>(entryLifetime: nil), disk: disk)
+    try await disk.setValue(1, forKey: "k", expiresAt: nil)
+    let reader = Task { try await cache.value(forKey: "k") }
+    try await disk.hasRead.wait()
+    disk.release.open()
+    #expect(try await reader.value == 1)
+    #expect(cache.memory["k"] == 1)
+  }
+
   @Test("it works over a real DiskCache across a restart")
   func overDiskCache() async throws {
     try await withTemporaryDirectory { directory in
@@ -106,5 +143,32 @@ struct SharedCacheTests {
     #expect(Numbers.shared["shared-test"] == nil)
     try await Numbers.removeAll()
     #expect(Numbers.shared.count == 0)
+  }
+}
+
+/// A second tier whose reads, once they have read their entry, wait for ``release`` before
+/// returning it; ``hasRead`` opens when a read got that far.
+final class HeldReadStore<Key: Hashable & Sendable, Value: Sendable>: KeyValueStore, Sendable {
+  let stored = SpyKeyValueStore<Key, Value>()
+  let hasRead = Gate()
+  let release = Gate()
+
+  func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
+    let entry = try await stored.entry(forKey: key)
+    hasRead.open()
+    try await release.wait()
+    return entry
+  }
+
+  func setValue(_ value: Value, forKey key: Key, expiresAt: Date?) async throws {
+    try await stored.setValue(value, forKey: key, expiresAt: expiresAt)
+  }
+
+  func removeValue(forKey key: Key) async throws {
+    try await stored.removeValue(forKey: key)
+  }
+
+  func removeAll() async throws {
+    try await stored.removeAll()
   }
 }
