@@ -50,16 +50,9 @@ public final class ManualClock: Clock, Sendable {
     }
   }
 
-  private enum SleepPhase {
-    case pending
-    case sleeping(deadline: Instant, continuation: CheckedContinuation<Void, any Error>)
-    case cancelled
-  }
-
   private struct State {
     var now = Instant(offset: .zero)
-    var nextID: UInt64 = 0
-    var sleeps: [UInt64: SleepPhase] = [:]
+    var sleepers = WaiterTable<Instant>()
   }
 
   private let state = KilnMutex(State())
@@ -112,50 +105,23 @@ public final class ManualClock: Clock, Sendable {
   ///
   /// - Throws: `CancellationError` when the task is cancelled before or while sleeping.
   public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-    try Task.checkCancellation()
-    let id = state.withLock { state in
-      state.nextID += 1
-      state.sleeps[state.nextID] = .pending
-      return state.nextID
-    }
-    try await withTaskCancellationHandler {
-      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-        enum Outcome { case wake, cancel, sleep }
-        let outcome: Outcome = state.withLock { state in
-          if case .cancelled = state.sleeps[id] {
-            state.sleeps[id] = nil
-            return .cancel
-          }
-          if deadline <= state.now {
-            state.sleeps[id] = nil
-            return .wake
-          }
-          state.sleeps[id] = .sleeping(deadline: deadline, continuation: continuation)
-          sleepers.increment()
-          return .sleep
+    try await suspend(
+      reserve: { state.withLock { $0.sleepers.reserve() } },
+      park: { id, continuation in
+        state.withLock { state in
+          let outcome = state.sleepers.park(id, until: deadline, isSatisfied: deadline <= state.now, continuation)
+          if outcome == .parked { sleepers.increment() }
+          return outcome
         }
-        switch outcome {
-        case .wake: continuation.resume()
-        case .cancel: continuation.resume(throwing: CancellationError())
-        case .sleep: break
-        }
-      }
-    } onCancel: {
-      let continuation: CheckedContinuation<Void, any Error>? = state.withLock { state in
-        switch state.sleeps[id] {
-        case .pending:
-          state.sleeps[id] = .cancelled
-          return nil
-        case .sleeping(_, let continuation):
-          state.sleeps[id] = nil
-          sleepers.decrement()
+      },
+      cancel: { [self] id in
+        state.withLock { state in
+          let continuation = state.sleepers.cancel(id)
+          if continuation != nil { sleepers.decrement() }
           return continuation
-        case .cancelled, nil:
-          return nil
         }
       }
-      continuation?.resume(throwing: CancellationError())
-    }
+    )
   }
 
   /// Moves time forward by `duration` and wakes every sleeper whose deadline is reached.
@@ -186,17 +152,13 @@ public final class ManualClock: Clock, Sendable {
   }
 
   private func wake(_ move: (inout State) -> Void) {
-    let due: [CheckedContinuation<Void, any Error>] = state.withLock { state in
+    let due = state.withLock { state in
       move(&state)
-      var due: [(Instant, UInt64, CheckedContinuation<Void, any Error>)] = []
-      for (id, phase) in state.sleeps {
-        if case .sleeping(let deadline, let continuation) = phase, deadline <= state.now {
-          due.append((deadline, id, continuation))
-        }
-      }
-      for (_, id, _) in due { state.sleeps[id] = nil }
+      let now = state.now
+      let due = state.sleepers.removeWaiters { deadline in deadline <= now }
       sleepers.add(-due.count)
-      return due.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
+      // Earliest deadline first; the table already orders equal deadlines by arrival.
+      return due.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element.1)
     }
     for continuation in due { continuation.resume() }
   }

@@ -12,16 +12,9 @@ import _KilnSynchronization
 /// await started.wait(untilAtLeast: 1)
 /// ```
 public final class AsyncCounter: Sendable {
-  private enum Waiter {
-    case pending
-    case waiting(threshold: Int, continuation: CheckedContinuation<Void, Never>)
-    case cancelled
-  }
-
   private struct State {
     var value = 0
-    var nextID: UInt64 = 0
-    var waiters: [UInt64: Waiter] = [:]
+    var waiters = WaiterTable<Int>()
   }
 
   private let state: KilnMutex<State>
@@ -50,18 +43,12 @@ public final class AsyncCounter: Sendable {
 
   /// Adds `delta` (which may be negative) and wakes the waiters whose threshold is reached.
   public func add(_ delta: Int) {
-    let ready: [CheckedContinuation<Void, Never>] = state.withLock { state in
+    let ready = state.withLock { state in
       state.value += delta
-      var ready: [CheckedContinuation<Void, Never>] = []
-      for (id, waiter) in state.waiters {
-        if case .waiting(let threshold, let continuation) = waiter, threshold <= state.value {
-          ready.append(continuation)
-          state.waiters[id] = nil
-        }
-      }
-      return ready
+      let value = state.value
+      return state.waiters.removeWaiters { threshold in threshold <= value }
     }
-    for continuation in ready { continuation.resume() }
+    for (_, continuation) in ready { continuation.resume() }
   }
 
   /// Suspends until the value is at least `threshold`.
@@ -71,41 +58,14 @@ public final class AsyncCounter: Sendable {
   ///
   /// - Parameter threshold: The value to wait for.
   public func wait(untilAtLeast threshold: Int) async {
-    let id = state.withLock { state in
-      state.nextID += 1
-      state.waiters[state.nextID] = .pending
-      return state.nextID
-    }
-    await withTaskCancellationHandler {
-      await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        let resumeNow = state.withLock { state in
-          if case .cancelled = state.waiters[id] {
-            state.waiters[id] = nil
-            return true
-          }
-          if state.value >= threshold {
-            state.waiters[id] = nil
-            return true
-          }
-          state.waiters[id] = .waiting(threshold: threshold, continuation: continuation)
-          return false
+    try? await suspend(
+      reserve: { state.withLock { $0.waiters.reserve() } },
+      park: { id, continuation in
+        state.withLock { state in
+          state.waiters.park(id, until: threshold, isSatisfied: state.value >= threshold, continuation)
         }
-        if resumeNow { continuation.resume() }
-      }
-    } onCancel: {
-      let continuation: CheckedContinuation<Void, Never>? = state.withLock { state in
-        switch state.waiters[id] {
-        case .pending:
-          state.waiters[id] = .cancelled
-          return nil
-        case .waiting(_, let continuation):
-          state.waiters[id] = nil
-          return continuation
-        case .cancelled, nil:
-          return nil
-        }
-      }
-      continuation?.resume()
-    }
+      },
+      cancel: { [self] id in state.withLock { $0.waiters.cancel(id) } }
+    )
   }
 }

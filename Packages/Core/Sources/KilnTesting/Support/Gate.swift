@@ -11,16 +11,9 @@ import _KilnSynchronization
 ///
 /// An open gate lets every current and future waiter through until ``close()``.
 public final class Gate: Sendable {
-  private enum Waiter {
-    case pending
-    case waiting(CheckedContinuation<Void, any Error>)
-    case cancelled
-  }
-
   private struct State {
     var isOpen: Bool
-    var nextID: UInt64 = 0
-    var waiters: [UInt64: Waiter] = [:]
+    var waiters = WaiterTable<Void>()
   }
 
   private let state: KilnMutex<State>
@@ -54,77 +47,38 @@ public final class Gate: Sendable {
   /// - Throws: `CancellationError` when the waiting task is cancelled; it then leaves the
   ///   gate at once.
   public func wait() async throws(CancellationError) {
-    if Task.isCancelled { throw CancellationError() }
-    let id = state.withLock { state in
-      state.nextID += 1
-      state.waiters[state.nextID] = .pending
-      return state.nextID
-    }
-    do {
-      try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-          enum Outcome { case pass, cancel, park }
-          let outcome: Outcome = state.withLock { state in
-            if case .cancelled = state.waiters[id] {
-              state.waiters[id] = nil
-              return .cancel
-            }
-            if state.isOpen {
-              state.waiters[id] = nil
-              return .pass
-            }
-            state.waiters[id] = .waiting(continuation)
-            waiting.increment()
-            return .park
-          }
-          switch outcome {
-          case .pass:
-            passed.increment()
-            continuation.resume()
-          case .cancel:
-            continuation.resume(throwing: CancellationError())
-          case .park:
-            break
-          }
+    try await suspend(
+      reserve: { state.withLock { $0.waiters.reserve() } },
+      park: { id, continuation in
+        let outcome = state.withLock { state in
+          let outcome = state.waiters.park(id, until: (), isSatisfied: state.isOpen, continuation)
+          if outcome == .parked { waiting.increment() }
+          return outcome
         }
-      } onCancel: {
-        let continuation: CheckedContinuation<Void, any Error>? = state.withLock { state in
-          switch state.waiters[id] {
-          case .pending:
-            state.waiters[id] = .cancelled
-            return nil
-          case .waiting(let continuation):
-            state.waiters[id] = nil
-            waiting.decrement()
-            return continuation
-          case .cancelled, nil:
-            return nil
-          }
+        if outcome == .ready { passed.increment() }
+        return outcome
+      },
+      cancel: { [self] id in
+        state.withLock { state in
+          let continuation = state.waiters.cancel(id)
+          if continuation != nil { waiting.decrement() }
+          return continuation
         }
-        continuation?.resume(throwing: CancellationError())
       }
-    } catch {
-      throw CancellationError()
-    }
+    )
   }
 
   /// Opens the gate: every parked task goes through, and so do later waiters until
   /// ``close()``.
   public func open() {
-    let released: [CheckedContinuation<Void, any Error>] = state.withLock { state in
+    let released = state.withLock { state in
       state.isOpen = true
-      var released: [CheckedContinuation<Void, any Error>] = []
-      for (id, waiter) in state.waiters {
-        if case .waiting(let continuation) = waiter {
-          released.append(continuation)
-          state.waiters[id] = nil
-        }
-      }
+      let released = state.waiters.removeWaiters { true }
       waiting.add(-released.count)
       passed.add(released.count)
       return released
     }
-    for continuation in released { continuation.resume() }
+    for (_, continuation) in released { continuation.resume() }
   }
 
   /// Closes the gate: later waiters park until the next ``open()``.
