@@ -39,7 +39,7 @@ func registerSerializableCacheBenchmarks() {
   // The seed's way: every change re-encodes the whole cache (1,000 entries) and rewrites
   // its file atomically. Its per-change cost does not depend on how many changes are
   // made, so it runs 500 of them per iteration against Kiln's 10,000.
-  perOperationComparison(
+  comparison(
     "SerializableCache 10,000 updates vs rewriting the file per change", kilnBatch: 10_000, baselineBatch: 500
   ) { benchmark in
     benchmark.stopMeasurement()

@@ -28,10 +28,12 @@ public func comparison(
   kiln: @escaping @Sendable (Benchmark) async throws -> Void,
   baseline: @escaping @Sendable (Benchmark) async throws -> Void
 ) {
-  comparison(
+  register(
     name,
-    batch: operations.rawValue,
+    kilnBatch: operations.rawValue,
+    baselineBatch: operations.rawValue,
     scalingFactor: operations,
+    warmupIterations: 3,
     maxDuration: maxDuration,
     maxIterations: maxIterations,
     setUp: setUp,
@@ -51,10 +53,12 @@ public func comparison(
   kiln: @escaping @Sendable (Benchmark) async throws -> Void,
   baseline: @escaping @Sendable (Benchmark) async throws -> Void
 ) {
-  comparison(
+  register(
     name,
-    batch: batch,
+    kilnBatch: batch,
+    baselineBatch: batch,
     scalingFactor: .one,
+    warmupIterations: 3,
     maxDuration: maxDuration,
     maxIterations: maxIterations,
     setUp: setUp,
@@ -63,10 +67,44 @@ public func comparison(
   )
 }
 
-private func comparison(
+/// Registers a comparison whose two sides perform different numbers of operations per
+/// iteration, for baselines too slow to repeat as often as Kiln's side (a full file rewrite
+/// per change): `Scripts/bench.sh` divides each side by its own count, so the ratio is per
+/// operation.
+///
+/// - Parameters:
+///   - kilnBatch: How many operations one iteration of `kiln` performs.
+///   - baselineBatch: How many operations one iteration of `baseline` performs.
+public func comparison(
   _ name: String,
-  batch: Int,
+  kilnBatch: Int,
+  baselineBatch: Int,
+  maxDuration: Duration = .seconds(5),
+  maxIterations: Int = 20,
+  setUp: (@Sendable () async throws -> Void)? = nil,
+  kiln: @escaping @Sendable (Benchmark) async throws -> Void,
+  baseline: @escaping @Sendable (Benchmark) async throws -> Void
+) {
+  register(
+    name,
+    kilnBatch: kilnBatch,
+    baselineBatch: baselineBatch,
+    scalingFactor: .one,
+    warmupIterations: 1,
+    maxDuration: maxDuration,
+    maxIterations: maxIterations,
+    setUp: setUp,
+    kiln: kiln,
+    baseline: baseline
+  )
+}
+
+private func register(
+  _ name: String,
+  kilnBatch: Int,
+  baselineBatch: Int,
   scalingFactor: BenchmarkScalingFactor,
+  warmupIterations: Int,
   maxDuration: Duration,
   maxIterations: Int,
   setUp: (@Sendable () async throws -> Void)?,
@@ -76,13 +114,13 @@ private func comparison(
   let configuration = Benchmark.Configuration(
     metrics: [.wallClock, .mallocCountTotal],
     timeUnits: .nanoseconds,
-    warmupIterations: 3,
+    warmupIterations: warmupIterations,
     scalingFactor: scalingFactor,
     maxDuration: maxDuration,
     maxIterations: maxIterations,
     setup: setUp
   )
-  for (side, body) in [("kiln", kiln), ("baseline", baseline)] {
+  for (side, batch, body) in [("kiln", kilnBatch, kiln), ("baseline", baselineBatch, baseline)] {
     Benchmark("\(name) | \(side) ×\(batch)", configuration: configuration) { benchmark in
       try await body(benchmark)
     }
