@@ -36,40 +36,15 @@ enum POSIX {
   /// - Parameter maximumSize: Files larger than this are not read: they answer with empty
   ///   `bytes` (a size no valid record has), so a foreign huge file cannot exhaust memory.
   static func readFile(_ path: String, maximumSize: Int = .max) throws(FileSystemError) -> FileContents? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    if descriptor < 0 {
-      let code = errno
-      if code == ENOENT || code == ENOTDIR || code == EISDIR { return nil }
-      throw FileSystemError(operation: "open", path: path, code: code)
-    }
-    defer { close(descriptor) }
-    var info = stat()
-    guard fstat(descriptor, &info) == 0 else {
-      throw FileSystemError(operation: "fstat", path: path, code: errno)
-    }
-    if info.st_mode & S_IFMT == S_IFDIR { return nil }
-    let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-    let size = Int(info.st_size)
-    let modified = modificationTime(info)
+    guard let file = try openForReading(path) else { return nil }
+    defer { close(file.descriptor) }
+    let size = Int(file.info.st_size)
+    let identity = FileIdentity(device: UInt64(file.info.st_dev), inode: UInt64(file.info.st_ino))
+    let modified = modificationTime(file.info)
     guard size <= maximumSize else {
       return FileContents(bytes: [], identity: identity, modified: modified)
     }
-    var failure: Int32 = 0
-    let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
-      var offset = 0
-      while offset < size {
-        let result = read(descriptor, buffer.baseAddress! + offset, size - offset)
-        if result < 0 {
-          if errno == EINTR { continue }
-          failure = errno
-          break
-        }
-        if result == 0 { break }  // shorter than fstat said: truncated under us
-        offset += result
-      }
-      initialized = offset
-    }
-    if failure != 0 { throw FileSystemError(operation: "read", path: path, code: failure) }
+    let bytes = try readBytes(file.descriptor, count: size, path: path)
     return FileContents(bytes: bytes, identity: identity, modified: modified)
   }
 
@@ -82,25 +57,43 @@ enum POSIX {
     _ path: String,
     count: Int
   ) throws(FileSystemError) -> (bytes: [UInt8], identity: FileIdentity, size: Int)? {
+    guard let file = try openForReading(path) else { return nil }
+    defer { close(file.descriptor) }
+    let size = Int(file.info.st_size)
+    let bytes = try readBytes(file.descriptor, count: min(count, size), path: path)
+    return (bytes, FileIdentity(device: UInt64(file.info.st_dev), inode: UInt64(file.info.st_ino)), size)
+  }
+
+  /// Opens the regular file at `path` for reading, with its `stat`; `nil` when it does not
+  /// exist or is a directory. The caller closes the descriptor.
+  private static func openForReading(_ path: String) throws(FileSystemError) -> (descriptor: Int32, info: stat)? {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     if descriptor < 0 {
       let code = errno
       if code == ENOENT || code == ENOTDIR || code == EISDIR { return nil }
       throw FileSystemError(operation: "open", path: path, code: code)
     }
-    defer { close(descriptor) }
     var info = stat()
     guard fstat(descriptor, &info) == 0 else {
-      throw FileSystemError(operation: "fstat", path: path, code: errno)
+      let code = errno
+      close(descriptor)
+      throw FileSystemError(operation: "fstat", path: path, code: code)
     }
-    if info.st_mode & S_IFMT == S_IFDIR { return nil }
-    let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-    let wanted = min(count, Int(info.st_size))
+    if info.st_mode & S_IFMT == S_IFDIR {
+      close(descriptor)
+      return nil
+    }
+    return (descriptor, info)
+  }
+
+  /// Reads up to `count` bytes from `descriptor`, freshly opened at the start of its file;
+  /// fewer when the file turns out shorter (truncated under us).
+  private static func readBytes(_ descriptor: Int32, count: Int, path: String) throws(FileSystemError) -> [UInt8] {
     var failure: Int32 = 0
-    let bytes = [UInt8](unsafeUninitializedCapacity: wanted) { buffer, initialized in
+    let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
       var offset = 0
-      while offset < wanted {
-        let result = pread(descriptor, buffer.baseAddress! + offset, wanted - offset, off_t(offset))
+      while offset < count {
+        let result = read(descriptor, buffer.baseAddress! + offset, count - offset)
         if result < 0 {
           if errno == EINTR { continue }
           failure = errno
@@ -112,7 +105,7 @@ enum POSIX {
       initialized = offset
     }
     if failure != 0 { throw FileSystemError(operation: "read", path: path, code: failure) }
-    return (bytes, identity, Int(info.st_size))
+    return bytes
   }
 
   /// Creates `path` exclusively and writes `bytes` into it; optionally `fsync`s it.
