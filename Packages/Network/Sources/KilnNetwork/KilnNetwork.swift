@@ -1,6 +1,8 @@
 // KilnNetwork — typed targets, a network handler, transports, retries and an HTTP cache.
 //
-// Not implemented yet: see Packages/Network/README.md for what is coming.
+// Being built: today the module holds the HTTP value types (HTTPMethod, HTTPHeaders,
+// HTTPRequest, HTTPResponse, HTTPDate) that the transports, the handler and the HTTP cache
+// share. See Packages/Network/README.md.
 
 @_exported public import KilnCore
 

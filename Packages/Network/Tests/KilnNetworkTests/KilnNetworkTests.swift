@@ -1,1 +1,0 @@
-// Tests for KilnNetwork arrive with its implementation (see Packages/Network/README.md).
