@@ -36,7 +36,7 @@ import _KilnSynchronization
 /// A load returns on time even if an item ignores cancellation: items run in their own tasks,
 /// cancelled and left to finish on their own once the load has its outcome. The loader is a
 /// value holding no mutable state: each load decides its outcome with its own
-/// ``ParallelPriorityStateMachine``, so concurrent loads never wait for each other.
+/// state machine, so concurrent loads never wait for each other.
 public struct ParallelPriorityLoader<Value: Sendable, ItemFailure: Error>: Query, Sendable {
   public typealias Success = [Value?]
   public typealias Failure = ParallelPriorityLoaderError<ItemFailure>
