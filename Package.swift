@@ -141,9 +141,10 @@ let package = Package(
     module(
       "KilnRepository",
       package: "Repository",
-      dependencies: ["KilnCore", "KilnQuery", "KilnStorage", "KilnNetwork", "_KilnSynchronization"]
+      dependencies: ["KilnCore", "KilnStorage", "_KilnSynchronization"]
     ),
-    tests(for: "KilnRepository", package: "Repository", dependencies: ["KilnCore", "KilnTesting"]),
+    tests(
+      for: "KilnRepository", package: "Repository", dependencies: ["KilnCore", "KilnTesting", "_KilnSynchronization"]),
 
     // Dispatch: Brisk's GCD operators, timers and async bridges. Stands alone: no KilnCore.
     module("KilnDispatch", package: "Dispatch", dependencies: ["_KilnSynchronization"]),
