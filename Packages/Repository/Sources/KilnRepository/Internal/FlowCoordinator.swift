@@ -46,6 +46,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   private var next = Additional.fixed
   private var prev = Additional.fixed
   private var releaseToken: UInt64 = 0
+  private var releaseTask: Task<Void, Never>?
 
   /// Fetches started, for tests and statistics.
   private(set) var fetchCount = 0
@@ -92,14 +93,17 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     let token = releaseToken
     let clock = registry.clock
     let delay = registry.releaseDelay
-    Task {
+    releaseTask?.cancel()
+    releaseTask = Task {
       try? await clock.sleep(for: delay)
       self.releaseIfStillIdle(token)
     }
   }
 
   private func releaseIfStillIdle(_ token: UInt64) {
-    guard token == releaseToken, isIdle else { return }
+    guard token == releaseToken else { return }
+    releaseTask = nil
+    guard isIdle else { return }
     _ = registry.release(param, self)
   }
 
@@ -110,8 +114,8 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   }
 
   /// Cancels the fetch when nobody waits for it and the policy says so; the content stays.
-  private func cancelAbandonedFetch() {
-    guard registry.abandonedFetch == .cancel, let current = fetch, fetchWaiters == 0,
+  private func cancelAbandonedFetch(leavingWaiters: Int = 0) {
+    guard registry.abandonedFetch == .cancel, let current = fetch, fetchWaiters <= leavingWaiters,
       broadcaster.subscriberCount == 0
     else { return }
     current.task.cancel()
@@ -258,9 +262,9 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   }
 
   private func waiterCancelled(_ task: FetchTask) {
-    guard fetch?.task == task, fetchWaiters <= 1, broadcaster.subscriberCount == 0 else { return }
-    fetchWaiters = 0
-    cancelAbandonedFetch()
+    // The cancelled waiter still counts until the task answers it: cancel when it is the only one.
+    guard fetch?.task == task else { return }
+    cancelAbandonedFetch(leavingWaiters: 1)
   }
 
   /// Writes after every earlier write, then waits for it.
