@@ -59,6 +59,7 @@ let package = Package(
     .library(name: "KilnStorage", targets: ["KilnStorage"]),
     .library(name: "KilnNetwork", targets: ["KilnNetwork"]),
     .library(name: "KilnRepository", targets: ["KilnRepository"]),
+    .library(name: "KilnSwiftUI", targets: ["KilnSwiftUI"]),
     .library(name: "KilnDispatch", targets: ["KilnDispatch"]),
     .library(name: "KilnTesting", targets: ["KilnTesting"]),
   ],
@@ -143,6 +144,8 @@ let package = Package(
       package: "Repository",
       dependencies: ["KilnCore", "KilnStorage", "_KilnSynchronization"]
     ),
+    // SwiftUI views over the loaders; empty where SwiftUI does not exist (Linux).
+    module("KilnSwiftUI", package: "Repository", dependencies: ["KilnRepository"]),
     tests(
       for: "KilnRepository", package: "Repository", dependencies: ["KilnCore", "KilnTesting", "_KilnSynchronization"]),
 
