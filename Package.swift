@@ -59,6 +59,7 @@ let package = Package(
     .library(name: "KilnStorage", targets: ["KilnStorage"]),
     .library(name: "KilnNetwork", targets: ["KilnNetwork"]),
     .library(name: "KilnRepository", targets: ["KilnRepository"]),
+    .library(name: "KilnSwiftUI", targets: ["KilnSwiftUI"]),
     .library(name: "KilnDispatch", targets: ["KilnDispatch"]),
     .library(name: "KilnTesting", targets: ["KilnTesting"]),
   ],
@@ -141,9 +142,12 @@ let package = Package(
     module(
       "KilnRepository",
       package: "Repository",
-      dependencies: ["KilnCore", "KilnQuery", "KilnStorage", "KilnNetwork", "_KilnSynchronization"]
+      dependencies: ["KilnCore", "KilnStorage", "_KilnSynchronization"]
     ),
-    tests(for: "KilnRepository", package: "Repository", dependencies: ["KilnCore", "KilnTesting"]),
+    // SwiftUI views over the loaders; empty where SwiftUI does not exist (Linux).
+    module("KilnSwiftUI", package: "Repository", dependencies: ["KilnRepository"]),
+    tests(
+      for: "KilnRepository", package: "Repository", dependencies: ["KilnCore", "KilnTesting", "_KilnSynchronization"]),
 
     // Dispatch: Brisk's GCD operators, timers and async bridges. Stands alone: no KilnCore.
     module("KilnDispatch", package: "Dispatch+", dependencies: ["_KilnSynchronization"]),
