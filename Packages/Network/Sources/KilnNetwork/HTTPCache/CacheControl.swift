@@ -106,8 +106,10 @@ public struct CacheControl: Sendable, Hashable {
       let name: String
       var argument: String?
       if let equals = element.firstIndex(of: "=") {
-        name = HTTPHeaders.canonicalName(HTTPHeaders.trimmingWhitespace(String(element[..<equals])))
-        argument = Self.unquote(HTTPHeaders.trimmingWhitespace(String(element[element.index(after: equals)...])))
+        // No whitespace around `=` in the grammar: `max-age =60` names another directive and
+        // `max-age= 60` has an invalid argument.
+        name = HTTPHeaders.canonicalName(String(element[..<equals]))
+        argument = Self.unquote(String(element[element.index(after: equals)...]))
       } else {
         name = HTTPHeaders.canonicalName(element)
       }

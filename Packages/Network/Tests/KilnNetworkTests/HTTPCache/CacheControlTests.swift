@@ -19,7 +19,7 @@ struct CacheControlTests {
 
   @Test("quoted arguments mean the same as tokens, and commas inside quotes do not split")
   func quotedValues() {
-    let directives = CacheControl(parsing: #"max-age="60", no-cache="Set-Cookie, Age", s-maxage = "5""#)
+    let directives = CacheControl(parsing: #"max-age="60", no-cache="Set-Cookie, Age", s-maxage="5""#)
     #expect(directives.maxAge == 60)
     #expect(directives.sharedMaxAge == 5)
     #expect(directives.noCache)
@@ -41,6 +41,16 @@ struct CacheControlTests {
   func invalidMaxAge(value: String) {
     #expect(CacheControl(parsing: value).maxAge == 0)
     #expect(CacheControl(parsing: "s-" + value.replacingOccurrences(of: "max-age", with: "maxage")).sharedMaxAge == 0)
+  }
+
+  @Test("whitespace around = is not in the grammar: another directive name, or an invalid argument")
+  func whitespaceAroundEquals() {
+    #expect(CacheControl(parsing: "max-age =3600").maxAge == nil)
+    #expect(CacheControl(parsing: "max-age =3600").contains("max-age ") == true)
+    #expect(CacheControl(parsing: "max-age= 3600").maxAge == 0)
+    #expect(CacheControl(parsing: "max-age=003600").maxAge == 3600)
+    #expect(CacheControl(parsing: "max-age='3600'").maxAge == 0)
+    #expect(CacheControl(parsing: #"extension="max-age=3600", max-age=1"#).maxAge == 1)
   }
 
   @Test("invalid stale-while-revalidate, stale-if-error and min-fresh are ignored")

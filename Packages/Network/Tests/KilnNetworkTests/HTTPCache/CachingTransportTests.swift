@@ -256,6 +256,34 @@ struct CachingTransportTests {
     _ = try await starred.send(getRequest(url: URL(string: "https://api.example.com/star")!))
     #expect(star.requests.values.count == 2)
   }
+
+  @Test("HEAD and other safe methods pass through unstored and invalidate nothing")
+  func safeMethods() async throws {
+    let origin = ScriptedTransport { _ in self.ok(["Cache-Control": "max-age=60"]) }
+    let transport = origin.caching(in: makeCache())
+    _ = try await transport.send(getRequest())
+    let head = try await transport.send(HTTPRequest(method: .head, url: exampleURL))
+    #expect(head.cacheStatus?.forward == .method && head.cacheStatus?.stored == false)
+    _ = try await transport.send(HTTPRequest(method: .options, url: exampleURL))
+    #expect(try await transport.send(getRequest()).cacheStatus?.hit == true)
+    #expect(origin.requests.values.map(\.method) == [.get, .head, .options])
+  }
+
+  @Test("a client's own conditional request goes to the origin and its 304 comes back unchanged")
+  func clientConditional() async throws {
+    let origin = ScriptedTransport { request in
+      request.headers["If-None-Match"] == "\"mine\""
+        ? self.ok(["ETag": "\"mine\""], body: "", status: 304)
+        : self.ok(["Cache-Control": "max-age=10", "ETag": "\"v1\""])
+    }
+    let transport = origin.caching(in: makeCache())
+    _ = try await transport.send(getRequest())
+    now.advance(by: .seconds(20))
+    let response = try await transport.send(getRequest(["If-None-Match": "\"mine\""]))
+    #expect(response.status == 304 && response.body.isEmpty)
+    #expect(response.cacheStatus?.forwardStatus == 304)
+    #expect(origin.requests.values.last?.headers["If-None-Match"] == "\"mine\"")
+  }
 }
 
 /// A value shared between a test and its transport closure.
