@@ -31,8 +31,11 @@ public struct CacheControl: Sendable, Hashable {
   public var maxStale: Int?
   /// `min-fresh` (request): how many seconds a response must stay fresh.
   public var minFresh: Int?
-  /// `no-cache`: a stored response must be validated before use.
+  /// `no-cache` without field names: a stored response must be validated before use.
   public var noCache = false
+  /// The lowercased field names of a qualified `no-cache="..."`: the response may be reused
+  /// without validation, but without these fields (RFC 9111 §5.2.2.4).
+  public var noCacheFields: [String] = []
   /// `no-store`: nothing of the exchange may be stored.
   public var noStore = false
   /// `no-transform`.
@@ -47,8 +50,11 @@ public struct CacheControl: Sendable, Hashable {
   public var mustUnderstand = false
   /// `public`: any cache may store the response, even one that would not otherwise.
   public var isPublic = false
-  /// `private`: only a private cache may store the response.
+  /// `private` without field names: only a private cache may store the response.
   public var isPrivate = false
+  /// The lowercased field names of a qualified `private="..."`: a shared cache may store the
+  /// response, but without these fields (RFC 9111 §5.2.2.7).
+  public var privateFields: [String] = []
   /// `immutable` (RFC 8246).
   public var immutable = false
   /// `stale-while-revalidate` (RFC 5861): seconds the response may be served stale while it is
@@ -134,7 +140,8 @@ public struct CacheControl: Sendable, Hashable {
     case "min-fresh": minFresh = Self.deltaSeconds(argument)
     case "stale-while-revalidate": staleWhileRevalidate = Self.deltaSeconds(argument)
     case "stale-if-error": staleIfError = Self.deltaSeconds(argument)
-    case "no-cache": noCache = true
+    case "no-cache":
+      if let argument { noCacheFields = Self.fieldNames(argument) } else { noCache = true }
     case "no-store": noStore = true
     case "no-transform": noTransform = true
     case "only-if-cached": onlyIfCached = true
@@ -142,7 +149,8 @@ public struct CacheControl: Sendable, Hashable {
     case "proxy-revalidate": proxyRevalidate = true
     case "must-understand": mustUnderstand = true
     case "public": isPublic = true
-    case "private": isPrivate = true
+    case "private":
+      if let argument { privateFields = Self.fieldNames(argument) } else { isPrivate = true }
     case "immutable": immutable = true
     default: break
     }
@@ -160,6 +168,12 @@ public struct CacheControl: Sendable, Hashable {
       }
     }
     return min(value, maximumDeltaSeconds)
+  }
+
+  private static func fieldNames(_ argument: String) -> [String] {
+    var names: [String] = []
+    HTTPHeaders.splitList(argument, into: &names)
+    return names.map(HTTPHeaders.canonicalName)
   }
 
   private static func unquote(_ text: String) -> String {

@@ -99,7 +99,8 @@ public struct HTTPCachePolicy: Sendable, Hashable {
       }
     }
     if response.headers.listElements(for: "Vary").contains("*") { return false }
-    return directives.isPublic || (directives.isPrivate && !isShared) || response.headers.contains("Expires")
+    let isPrivate = directives.isPrivate || !directives.privateFields.isEmpty
+    return directives.isPublic || (isPrivate && !isShared) || response.headers.contains("Expires")
       || directives.maxAge != nil || (isShared && directives.sharedMaxAge != nil)
       || Self.heuristicallyCacheableStatuses.contains(status)
   }
@@ -107,7 +108,8 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   /// The stored form of `response`, or `nil` when it may not be stored (``canStore(_:for:)``).
   ///
   /// Hop-by-hop fields (`Connection` and the fields it names, `Keep-Alive`, `Proxy-Connection`,
-  /// `TE`, `Transfer-Encoding`, `Upgrade`) are not stored (RFC 9111 §3.1).
+  /// `TE`, `Transfer-Encoding`, `Upgrade`) are not stored (RFC 9111 §3.1), nor the fields named
+  /// by a qualified `no-cache="..."` (or, in a shared cache, `private="..."`).
   ///
   /// - Parameters:
   ///   - response: The response received.
@@ -120,6 +122,12 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     guard canStore(response, for: request) else { return nil }
     var stored = response
     stored.headers = Self.removingHopByHopFields(response.headers)
+    // Qualified `no-cache="..."` (and, in a shared cache, `private="..."`) name fields that may
+    // not be reused without validation: they are not stored, so the rest can be.
+    let directives = CacheControl(response.headers)
+    for name in directives.noCacheFields + (isShared ? directives.privateFields : []) {
+      stored.headers.remove(name)
+    }
     if stored.url == nil { stored.url = request.url }
     return StoredHTTPResponse(response: stored, requestTime: requestTime, responseTime: responseTime, request: request)
   }

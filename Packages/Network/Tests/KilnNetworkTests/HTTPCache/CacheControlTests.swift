@@ -22,8 +22,11 @@ struct CacheControlTests {
     let directives = CacheControl(parsing: #"max-age="60", no-cache="Set-Cookie, Age", s-maxage="5""#)
     #expect(directives.maxAge == 60)
     #expect(directives.sharedMaxAge == 5)
-    #expect(directives.noCache)
+    #expect(!directives.noCache)
+    #expect(directives.noCacheFields == ["set-cookie", "age"])
     #expect(directives.directives.first { $0.name == "no-cache" }?.argument == "Set-Cookie, Age")
+    let qualifiedPrivate = CacheControl(parsing: #"private="X-User", no-cache"#)
+    #expect(!qualifiedPrivate.isPrivate && qualifiedPrivate.privateFields == ["x-user"] && qualifiedPrivate.noCache)
   }
 
   @Test("a directive given twice keeps its first value, across field lines too")

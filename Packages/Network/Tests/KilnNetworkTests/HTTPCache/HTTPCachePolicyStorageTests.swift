@@ -74,6 +74,20 @@ struct HTTPCachePolicyStorageTests {
     #expect(!policy.canStore(response(["Cache-Control": "s-maxage=60"], status: 302), for: getRequest()))
   }
 
+  @Test(
+    "qualified no-cache fields are not stored and the rest is served fresh; qualified private only in shared caches")
+  func qualifiedDirectives() throws {
+    let received = response([
+      "Cache-Control": #"no-cache="A, b", private="C", max-age=3600"#, "a": "1", "B": "2", "c": "3", "d": "4",
+    ])
+    let stored = try #require(policy.storedResponse(received, for: getRequest(), requestTime: t0, responseTime: t0))
+    #expect(stored.response.headers.fields.map(\.name) == ["Cache-Control", "c", "d"])
+    #expect(policy.decision(for: getRequest(), stored: stored, now: t0.plus(10)).servedResponse != nil)
+    let shared = try #require(
+      HTTPCachePolicy.shared.storedResponse(received, for: getRequest(), requestTime: t0, responseTime: t0))
+    #expect(shared.response.headers.fields.map(\.name) == ["Cache-Control", "d"])
+  }
+
   @Test("hop-by-hop fields and those Connection names are not stored; the request's Vary values are")
   func storedForm() throws {
     let request = getRequest(["Accept": "application/json", "Accept-Language": "en"])
