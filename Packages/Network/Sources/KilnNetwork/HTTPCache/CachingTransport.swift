@@ -20,6 +20,8 @@ import Foundation
 ///   background, exactly once however many callers ask meanwhile;
 /// - `stale-if-error` serves the stale response when the origin answers 500, 502, 503 or 504 or
 ///   the connection fails, within the window and never past `must-revalidate`;
+/// - when the origin cannot be reached at all, a stale response is served unless the response
+///   or the request forbids it (``HTTPCachePolicy/servesStaleWhenDisconnected``);
 /// - a stale response that may not be served and cannot be revalidated because the origin
 ///   cannot be reached, and `only-if-cached` with nothing usable, get a generated `504`;
 /// - a successful unsafe request (`POST`, `PUT`, `DELETE`, ...) invalidates the stored

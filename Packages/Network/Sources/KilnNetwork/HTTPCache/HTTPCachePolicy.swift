@@ -34,6 +34,11 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   public var heuristicFraction: Double
   /// The longest heuristic freshness lifetime in seconds; `nil` (the default) for no limit.
   public var maximumHeuristicLifetime: TimeInterval?
+  /// Whether a stale response may be served when the origin cannot be reached at all, beyond
+  /// any `stale-if-error` window, as RFC 9111 §4.2.4 allows a disconnected cache; never when the
+  /// response forbids it (`must-revalidate`, `no-cache`, ...) or the request asks for a
+  /// validated or younger response (`no-cache`, `max-age`, `min-fresh`). `true` by default.
+  public var servesStaleWhenDisconnected: Bool
 
   /// Creates a policy.
   ///
@@ -42,10 +47,16 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   ///   - heuristicFraction: The fraction of the time since `Last-Modified` used as heuristic
   ///     freshness lifetime; `0.1` by default, `0` to turn heuristic freshness off.
   ///   - maximumHeuristicLifetime: The longest heuristic lifetime in seconds; none by default.
-  public init(isShared: Bool = false, heuristicFraction: Double = 0.1, maximumHeuristicLifetime: TimeInterval? = nil) {
+  ///   - servesStaleWhenDisconnected: Whether a stale response may be served when the origin
+  ///     cannot be reached, beyond `stale-if-error`; `true` by default.
+  public init(
+    isShared: Bool = false, heuristicFraction: Double = 0.1, maximumHeuristicLifetime: TimeInterval? = nil,
+    servesStaleWhenDisconnected: Bool = true
+  ) {
     self.isShared = isShared
     self.heuristicFraction = heuristicFraction
     self.maximumHeuristicLifetime = maximumHeuristicLifetime
+    self.servesStaleWhenDisconnected = servesStaleWhenDisconnected
   }
 
   /// The policy of a private cache, which serves one user.
@@ -324,8 +335,10 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   ///
   /// `stale-if-error` (from the response or the request) allows it within its window when the
   /// origin answered 500, 502, 503 or 504 (`status`) or did not answer at all (`status` `nil`);
-  /// never when the response says `must-revalidate` or `no-cache` (or, in a shared cache,
-  /// `proxy-revalidate` or `s-maxage`).
+  /// without an answer, ``servesStaleWhenDisconnected`` also allows it past the window (its
+  /// `Cache-Status` detail is then `disconnected`) unless the request asks for `no-cache`,
+  /// `max-age` or `min-fresh`. Never when the response says `must-revalidate` or `no-cache`
+  /// (or, in a shared cache, `proxy-revalidate` or `s-maxage`).
   ///
   /// - Parameters:
   ///   - request: The request being answered.
@@ -337,15 +350,19 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   ) -> HTTPResponse? {
     if let status, !Self.errorStatuses.contains(status) { return nil }
     guard !forbidsStale(stored) else { return nil }
-    let requestWindow = CacheControl(request.headers).staleIfError
-    guard let window = [stored.cacheControl.staleIfError, requestWindow].compactMap({ $0 }).max() else {
-      return nil
-    }
+    let requestDirectives = CacheControl(request.headers)
     let lifetime = freshnessLifetime(of: stored)
     let age = currentAge(of: stored, at: now)
-    guard age - lifetime <= TimeInterval(window) else { return nil }
-    return servedResponse(
-      stored, age: age, lifetime: lifetime, detail: "stale-if-error", forward: .stale, forwardStatus: status)
+    if let window = [stored.cacheControl.staleIfError, requestDirectives.staleIfError].compactMap({ $0 }).max(),
+      age - lifetime <= TimeInterval(window)
+    {
+      return servedResponse(
+        stored, age: age, lifetime: lifetime, detail: "stale-if-error", forward: .stale, forwardStatus: status)
+    }
+    guard status == nil, servesStaleWhenDisconnected, !requestDirectives.noCache, requestDirectives.maxAge == nil,
+      requestDirectives.minFresh == nil
+    else { return nil }
+    return servedResponse(stored, age: age, lifetime: lifetime, detail: "disconnected", forward: .stale)
   }
 
   /// The response a cache generates when it must answer without the origin (RFC 9111 §5.2.1.7,

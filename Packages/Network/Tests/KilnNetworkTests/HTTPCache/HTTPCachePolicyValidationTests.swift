@@ -63,7 +63,27 @@ struct HTTPCachePolicyValidationTests {
     #expect(stale.headers["Age"] == "70")
     #expect(stale.cacheStatus?.detail == "stale-if-error")
     #expect(stale.cacheStatus?.forwardStatus == status)
-    #expect(policy.staleResponse(for: getRequest(), stored: stored, afterErrorStatus: status, now: t0.plus(71)) == nil)
+    let late = policy.staleResponse(for: getRequest(), stored: stored, afterErrorStatus: status, now: t0.plus(71))
+    if status == nil {
+      #expect(late?.cacheStatus?.detail == "disconnected")  // a disconnected cache may serve stale
+    } else {
+      #expect(late == nil)
+    }
+  }
+
+  @Test("without any answer a stale response is served unless forbidden, asked against, or turned off")
+  func disconnected() {
+    let stored = storedResponse(["Cache-Control": "max-age=10"])
+    let served = policy.staleResponse(for: getRequest(), stored: stored, afterErrorStatus: nil, now: t0.plus(1e5))
+    #expect(served?.headers["Age"] == "100000" && served?.cacheStatus?.detail == "disconnected")
+    for directives in ["no-cache", "max-age=5", "min-fresh=1"] {
+      let request = getRequest(["Cache-Control": directives])
+      #expect(policy.staleResponse(for: request, stored: stored, afterErrorStatus: nil, now: t0.plus(20)) == nil)
+    }
+    let strict = storedResponse(["Cache-Control": "max-age=10, must-revalidate"])
+    #expect(policy.staleResponse(for: getRequest(), stored: strict, afterErrorStatus: nil, now: t0.plus(20)) == nil)
+    let off = HTTPCachePolicy(servesStaleWhenDisconnected: false)
+    #expect(off.staleResponse(for: getRequest(), stored: stored, afterErrorStatus: nil, now: t0.plus(20)) == nil)
   }
 
   @Test("stale-if-error ignores other statuses and never passes must-revalidate or no-cache")
@@ -85,8 +105,8 @@ struct HTTPCachePolicyValidationTests {
   func requestStaleIfError() {
     let plain = storedResponse(["Cache-Control": "max-age=10"])
     let request = getRequest(["Cache-Control": "stale-if-error=30"])
-    #expect(policy.staleResponse(for: request, stored: plain, afterErrorStatus: nil, now: t0.plus(40)) != nil)
-    #expect(policy.staleResponse(for: request, stored: plain, afterErrorStatus: nil, now: t0.plus(41)) == nil)
+    #expect(policy.staleResponse(for: request, stored: plain, afterErrorStatus: 502, now: t0.plus(40)) != nil)
+    #expect(policy.staleResponse(for: request, stored: plain, afterErrorStatus: 502, now: t0.plus(41)) == nil)
   }
 
   @Test("a successful unsafe method invalidates its URL and same-origin Location and Content-Location")
