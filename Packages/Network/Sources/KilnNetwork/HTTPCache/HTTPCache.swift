@@ -1,0 +1,157 @@
+public import Foundation
+import _KilnSynchronization
+
+/// An RFC 9111 HTTP cache that keeps responses in any `KeyValueStore` of `Data`.
+///
+/// The cache stores what ``HTTPCachePolicy`` allows and answers what it decides; put it in
+/// front of a transport with ``Transport/caching(in:)``:
+///
+/// ```swift
+/// let cache = HTTPCache(store: MemoryCache<String, Data>(countLimit: 1_000, entryLifetime: nil))
+/// let transport = URLSessionTransport().caching(in: cache)
+/// let response = try await transport.send(HTTPRequest(url: articlesURL))
+/// response.cacheStatus?.hit     // true on a fresh hit
+/// ```
+///
+/// Responses are keyed by URL (without fragment); the variants of one URL selected by `Vary`
+/// are kept together, newest first, at most ``maximumVariants`` of them. Any store works:
+/// KilnStorage's `MemoryCache` and `DiskCache`, SQLite, PostgreSQL. The cache is best effort:
+/// a store that cannot be read is a miss, one that cannot be written leaves the response
+/// unstored, and an entry that cannot be decoded (a corrupt or foreign value) is a miss and is
+/// removed.
+///
+/// - Important: Entries are written with `expiresAt: .distantFuture` so that stale responses
+///   stay available for revalidation and `stale-if-error`; bound the store by count or size.
+public final class HTTPCache: Sendable {
+  /// The rules the cache follows.
+  public let policy: HTTPCachePolicy
+  /// The largest number of `Vary` variants kept per URL.
+  public let maximumVariants: Int
+  /// The wall clock the cache judges freshness by.
+  public let now: @Sendable () -> Date
+
+  private let store: any KeyValueStore<String, Data>
+  private let revalidations = KilnMutex<[String: Task<Void, Never>]>([:])
+
+  /// Creates a cache over `store`.
+  ///
+  /// - Parameters:
+  ///   - store: Where the responses are kept.
+  ///   - policy: The caching rules; a private cache by default.
+  ///   - maximumVariants: How many `Vary` variants to keep per URL; 8 by default.
+  ///   - now: The wall clock; `Date.init` by default.
+  public init(
+    store: some KeyValueStore<String, Data>,
+    policy: HTTPCachePolicy = .private,
+    maximumVariants: Int = 8,
+    now: @escaping @Sendable () -> Date = Date.init
+  ) {
+    precondition(maximumVariants >= 1, "HTTPCache maximumVariants must be at least 1")
+    self.store = store
+    self.policy = policy
+    self.maximumVariants = maximumVariants
+    self.now = now
+  }
+
+  /// The store key of `url`: the URL without its fragment.
+  public static func key(for url: URL) -> String {
+    let text = url.absoluteString
+    guard let hash = text.firstIndex(of: "#") else { return text }
+    return String(text[..<hash])
+  }
+
+  // MARK: - Reading
+
+  /// Every stored variant for `url`, newest first; empty when none, or when the stored entry
+  /// is corrupt (it is then removed) or the store cannot be read.
+  public func storedResponses(for url: URL) async -> [StoredHTTPResponse] {
+    let key = Self.key(for: url)
+    guard let entry = try? await store.entry(forKey: key) else { return [] }
+    do {
+      return try StoredResponseCodec.decode(entry.value)
+    } catch {
+      try? await store.removeValue(forKey: key)
+      return []
+    }
+  }
+
+  /// The stored response that may answer `request` as far as `Vary` goes, the newest first;
+  /// `nil` when there is none.
+  public func storedResponse(for request: HTTPRequest) async -> StoredHTTPResponse? {
+    await storedResponses(for: request.url).first { $0.matchesVary(of: request) }
+  }
+
+  /// What the cache does with `request` now: the stored response ``storedResponse(for:)``
+  /// selects, judged by ``policy`` at ``now``.
+  public func decision(for request: HTTPRequest) async -> HTTPCacheDecision {
+    guard request.method == .get else { return policy.decision(for: request, stored: nil, now: now()) }
+    let variants = await storedResponses(for: request.url)
+    let stored = variants.first { $0.matchesVary(of: request) } ?? variants.first
+    return policy.decision(for: request, stored: stored, now: now())
+  }
+
+  // MARK: - Writing
+
+  /// Stores `stored` as the response to `request`, replacing the variants it supersedes (those
+  /// that match `request`'s `Vary` fields) and keeping at most ``maximumVariants``.
+  public func store(_ stored: StoredHTTPResponse, for request: HTTPRequest) async {
+    let previous = await storedResponses(for: request.url)
+    var variants = [stored]
+    for variant in previous
+    where variants.count < maximumVariants && !variant.matchesVary(of: request)
+      && variant.varyNames == stored.varyNames
+    {
+      variants.append(variant)
+    }
+    try? await store.setValue(
+      StoredResponseCodec.encode(variants), forKey: Self.key(for: request.url), expiresAt: .distantFuture)
+  }
+
+  /// Removes every stored response for `url`.
+  public func invalidate(_ url: URL) async {
+    try? await store.removeValue(forKey: Self.key(for: url))
+  }
+
+  /// Removes every stored response.
+  ///
+  /// - Throws: When the store cannot be written.
+  public func removeAll() async throws {
+    try await store.removeAll()
+  }
+
+  // MARK: - Background revalidation
+
+  /// Starts `operation` as the background revalidation of `key` unless one is already running.
+  ///
+  /// - Returns: Whether it was started.
+  @discardableResult
+  func revalidateInBackground(key: String, _ operation: @escaping @Sendable () async -> Void) -> Bool {
+    revalidations.withLock { tasks in
+      guard tasks[key] == nil else { return false }
+      tasks[key] = Task { [weak self] in
+        await operation()
+        self?.finishRevalidation(key: key)
+      }
+      return true
+    }
+  }
+
+  private func finishRevalidation(key: String) {
+    _ = revalidations.withLock { $0.removeValue(forKey: key) }
+  }
+
+  /// The number of background revalidations (`stale-while-revalidate`) running now.
+  public var revalidationsInFlight: Int {
+    revalidations.withLock { $0.count }
+  }
+
+  /// Waits until no background revalidation is running: call it before shutting a transport
+  /// down, or in tests.
+  public func waitForRevalidations() async {
+    while true {
+      let running = revalidations.withLock { Array($0.values) }
+      if running.isEmpty { return }
+      for task in running { await task.value }
+    }
+  }
+}

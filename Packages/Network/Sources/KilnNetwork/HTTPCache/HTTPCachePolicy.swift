@@ -1,0 +1,431 @@
+public import Foundation
+
+/// The decisions of an HTTP cache (RFC 9111, with RFC 5861's `stale-while-revalidate` and
+/// `stale-if-error`) as pure functions of a request, a stored response and the time: no I/O,
+/// no clock of its own, no state.
+///
+/// ``HTTPCache`` and ``CachingTransport`` apply it; it can also be used alone, and every
+/// decision is testable with explicit dates:
+///
+/// ```swift
+/// let policy = HTTPCachePolicy()               // a private cache
+/// guard let stored = policy.storedResponse(response, for: request, requestTime: sent, responseTime: received)
+/// else { return }                              // not storable
+/// switch policy.decision(for: request, stored: stored, now: .now) {
+/// case .serve(let cached): print(cached.headers["Age"]!)     // fresh: no request needed
+/// case .forward(let conditional, _): print(conditional.headers["If-None-Match"] ?? "")
+/// default: break
+/// }
+/// ```
+///
+/// ## Private and shared caches
+///
+/// A private cache (the default, ``private``) serves one user: it stores `private` responses
+/// and responses to requests with `Authorization`. A shared cache (``shared``) does not store
+/// `private` responses, stores responses to requests with `Authorization` only when they are
+/// `public`, `must-revalidate` or carry `s-maxage`, and prefers `s-maxage` over `max-age`
+/// (and then never serves the response stale, like `proxy-revalidate`).
+public struct HTTPCachePolicy: Sendable, Hashable {
+  /// Whether the cache is shared between users (RFC 9111 §1: a proxy or a CDN) rather than
+  /// private to one.
+  public var isShared: Bool
+  /// The fraction of the time since `Last-Modified` used as heuristic freshness lifetime
+  /// (RFC 9111 §4.2.2); 10 % by default.
+  public var heuristicFraction: Double
+  /// The longest heuristic freshness lifetime in seconds; `nil` (the default) for no limit.
+  public var maximumHeuristicLifetime: TimeInterval?
+  /// Whether a stale response may be served when the origin cannot be reached at all, beyond
+  /// any `stale-if-error` window, as RFC 9111 §4.2.4 allows a disconnected cache; never when the
+  /// response forbids it (`must-revalidate`, `no-cache`, ...) or the request asks for a
+  /// validated or younger response (`no-cache`, `max-age`, `min-fresh`). `true` by default.
+  public var servesStaleWhenDisconnected: Bool
+
+  /// Creates a policy.
+  ///
+  /// - Parameters:
+  ///   - isShared: Whether the cache is shared; `false` (a private cache) by default.
+  ///   - heuristicFraction: The fraction of the time since `Last-Modified` used as heuristic
+  ///     freshness lifetime; `0.1` by default, `0` to turn heuristic freshness off.
+  ///   - maximumHeuristicLifetime: The longest heuristic lifetime in seconds; none by default.
+  ///   - servesStaleWhenDisconnected: Whether a stale response may be served when the origin
+  ///     cannot be reached, beyond `stale-if-error`; `true` by default.
+  public init(
+    isShared: Bool = false, heuristicFraction: Double = 0.1, maximumHeuristicLifetime: TimeInterval? = nil,
+    servesStaleWhenDisconnected: Bool = true
+  ) {
+    self.isShared = isShared
+    self.heuristicFraction = heuristicFraction
+    self.maximumHeuristicLifetime = maximumHeuristicLifetime
+    self.servesStaleWhenDisconnected = servesStaleWhenDisconnected
+  }
+
+  /// The policy of a private cache, which serves one user.
+  public static let `private` = HTTPCachePolicy()
+
+  /// The policy of a shared cache, which serves many users.
+  public static let shared = HTTPCachePolicy(isShared: true)
+
+  /// The statuses that may get heuristic freshness (RFC 9110 §15.1).
+  public static let heuristicallyCacheableStatuses: Set<Int> = [
+    200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501,
+  ]
+
+  /// The statuses whose caching rules this cache implements, for `must-understand`
+  /// (RFC 9111 §5.2.2.3).
+  public static let understoodStatuses: Set<Int> = [
+    200, 203, 204, 300, 301, 302, 303, 307, 308, 400, 403, 404, 405, 410, 414, 500, 501, 502, 503, 504,
+  ]
+
+  /// The statuses on which `stale-if-error` lets a stale response be served (RFC 5861 §4).
+  public static let errorStatuses: Set<Int> = [500, 502, 503, 504]
+
+  // MARK: - Storing (RFC 9111 §3)
+
+  /// Whether `response` to `request` may be stored (RFC 9111 §3).
+  ///
+  /// It may when the request is a `GET` without `Range`, the status is final (not 206 or 304),
+  /// neither side says `no-store` (unless `must-understand` with an understood status), a shared
+  /// cache sees neither `private` nor an unpermitted `Authorization`, the response does not vary
+  /// on `*`, and the response carries something that makes it cacheable: `public`, `private`
+  /// (private cache), `Expires`, `max-age`, `s-maxage` (shared cache) or a heuristically
+  /// cacheable status.
+  public func canStore(_ response: HTTPResponse, for request: HTTPRequest) -> Bool {
+    guard request.method == .get, !request.headers.contains("Range") else { return false }
+    let status = response.status
+    guard status >= 200, status != 206, status != 304 else { return false }
+    let requestDirectives = CacheControl(request.headers)
+    let directives = CacheControl(response.headers)
+    if requestDirectives.noStore { return false }
+    if directives.mustUnderstand {
+      guard Self.understoodStatuses.contains(status) else { return false }
+    } else if directives.noStore {
+      return false
+    }
+    if isShared {
+      if directives.isPrivate { return false }
+      if request.headers.contains("Authorization"),
+        !(directives.isPublic || directives.mustRevalidate || directives.sharedMaxAge != nil)
+      {
+        return false
+      }
+    }
+    if response.headers.listElements(for: "Vary").contains("*") { return false }
+    let isPrivate = directives.isPrivate || !directives.privateFields.isEmpty
+    return directives.isPublic || (isPrivate && !isShared) || response.headers.contains("Expires")
+      || directives.maxAge != nil || (isShared && directives.sharedMaxAge != nil)
+      || Self.heuristicallyCacheableStatuses.contains(status)
+  }
+
+  /// The stored form of `response`, or `nil` when it may not be stored (``canStore(_:for:)``).
+  ///
+  /// Hop-by-hop fields (`Connection` and the fields it names, `Keep-Alive`, `Proxy-Connection`,
+  /// `TE`, `Transfer-Encoding`, `Upgrade`) are not stored (RFC 9111 §3.1), nor the fields named
+  /// by a qualified `no-cache="..."` (or, in a shared cache, `private="..."`).
+  ///
+  /// - Parameters:
+  ///   - response: The response received.
+  ///   - request: The request that produced it.
+  ///   - requestTime: When the request was sent.
+  ///   - responseTime: When the response was received.
+  public func storedResponse(
+    _ response: HTTPResponse, for request: HTTPRequest, requestTime: Date, responseTime: Date
+  ) -> StoredHTTPResponse? {
+    guard canStore(response, for: request) else { return nil }
+    var stored = response
+    stored.headers = Self.removingHopByHopFields(response.headers)
+    // Qualified `no-cache="..."` (and, in a shared cache, `private="..."`) name fields that may
+    // not be reused without validation: they are not stored, so the rest can be.
+    let directives = CacheControl(response.headers)
+    for name in directives.noCacheFields + (isShared ? directives.privateFields : []) {
+      stored.headers.remove(name)
+    }
+    if stored.url == nil { stored.url = request.url }
+    return StoredHTTPResponse(response: stored, requestTime: requestTime, responseTime: responseTime, request: request)
+  }
+
+  // MARK: - Freshness (RFC 9111 §4.2)
+
+  /// How long `stored` is fresh after it was generated, in seconds (RFC 9111 §4.2.1): `s-maxage`
+  /// (shared cache), else `max-age`, else `Expires` minus `Date`, else heuristic freshness:
+  /// ``heuristicFraction`` of the time between `Last-Modified` and `Date` for heuristically
+  /// cacheable statuses or `public` responses; else `0`.
+  public func freshnessLifetime(of stored: StoredHTTPResponse) -> TimeInterval {
+    let directives = stored.cacheControl
+    if isShared, let sharedMaxAge = directives.sharedMaxAge { return TimeInterval(sharedMaxAge) }
+    if let maxAge = directives.maxAge { return TimeInterval(maxAge) }
+    if let expires = stored.expires { return max(0, expires.timeIntervalSince(stored.dateValue)) }
+    guard heuristicFraction > 0, let lastModified = stored.lastModified,
+      directives.isPublic || Self.heuristicallyCacheableStatuses.contains(stored.response.status)
+    else { return 0 }
+    let lifetime = max(0, stored.dateValue.timeIntervalSince(lastModified) * heuristicFraction)
+    return maximumHeuristicLifetime.map { min($0, lifetime) } ?? lifetime
+  }
+
+  /// The age of `stored` at `now` in seconds (RFC 9111 §4.2.3): the corrected initial age (from
+  /// `Age`, `Date` and the request's round trip) plus the time it has been stored.
+  public func currentAge(of stored: StoredHTTPResponse, at now: Date) -> TimeInterval {
+    let apparentAge = max(0, stored.responseTime.timeIntervalSince(stored.dateValue))
+    let responseDelay = max(0, stored.responseTime.timeIntervalSince(stored.requestTime))
+    let correctedAgeValue = TimeInterval(stored.ageValue) + responseDelay
+    let correctedInitialAge = max(apparentAge, correctedAgeValue)
+    let residentTime = max(0, now.timeIntervalSince(stored.responseTime))
+    return correctedInitialAge + residentTime
+  }
+
+  /// Whether `stored` is fresh at `now`: its lifetime exceeds its age.
+  public func isFresh(_ stored: StoredHTTPResponse, at now: Date) -> Bool {
+    freshnessLifetime(of: stored) > currentAge(of: stored, at: now)
+  }
+
+  /// Whether `stored` may never be served stale: `must-revalidate` or `no-cache`, and in a shared
+  /// cache `proxy-revalidate` or `s-maxage` (RFC 9111 §5.2.2).
+  public func forbidsStale(_ stored: StoredHTTPResponse) -> Bool {
+    let directives = stored.cacheControl
+    return directives.mustRevalidate || directives.noCache
+      || (isShared && (directives.proxyRevalidate || directives.sharedMaxAge != nil))
+  }
+
+  // MARK: - Serving (RFC 9111 §4)
+
+  /// What to do with `request` given the stored response selected for it (RFC 9111 §4,
+  /// RFC 5861 §3).
+  ///
+  /// - Not a `GET`, or a `Range` request: forward it.
+  /// - Nothing stored, or the stored response's `Vary` fields differ: forward it, or generate a
+  ///   504 for `only-if-cached`.
+  /// - The response says `no-cache`, or the request says `no-cache` (or `Pragma: no-cache`
+  ///   without `Cache-Control`), or the request's `max-age`/`min-fresh` are not met: forward a
+  ///   conditional request.
+  /// - Fresh: serve it, with `Age` set.
+  /// - Stale, but within the request's `max-stale` and not `must-revalidate`: serve it.
+  /// - Stale, but within `stale-while-revalidate` and not `must-revalidate`: serve it and
+  ///   revalidate in the background.
+  /// - Otherwise forward a conditional request (or generate a 504 for `only-if-cached`).
+  ///
+  /// - Parameters:
+  ///   - request: The request to answer.
+  ///   - stored: The stored response selected for it, or `nil`.
+  ///   - now: The current time.
+  /// - Returns: The decision.
+  public func decision(for request: HTTPRequest, stored: StoredHTTPResponse?, now: Date) -> HTTPCacheDecision {
+    guard request.method == .get else { return .forward(request, reason: .method) }
+    guard !request.headers.contains("Range") else { return .forward(request, reason: .bypass) }
+    let requestDirectives = CacheControl(request.headers)
+    guard let stored else {
+      return requestDirectives.onlyIfCached
+        ? .generate(gatewayTimeout(date: now)) : .forward(request, reason: .uriMiss)
+    }
+    guard stored.matchesVary(of: request) else {
+      return requestDirectives.onlyIfCached
+        ? .generate(gatewayTimeout(date: now)) : .forward(request, reason: .varyMiss)
+    }
+    let lifetime = freshnessLifetime(of: stored)
+    let age = currentAge(of: stored, at: now)
+    let reason: HTTPCacheStatus.Forward
+    if stored.cacheControl.noCache {
+      reason = .stale
+    } else if requestDirectives.noCache
+      || (requestDirectives.isEmpty && request.headers.listElements(for: "Pragma").contains { $0 == "no-cache" })
+    {
+      reason = .request
+    } else if let maxAge = requestDirectives.maxAge, age > TimeInterval(maxAge) {
+      reason = .request
+    } else if let minFresh = requestDirectives.minFresh, lifetime - age < TimeInterval(minFresh) {
+      reason = .request
+    } else if age < lifetime {
+      return .serve(servedResponse(stored, age: age, lifetime: lifetime))
+    } else if forbidsStale(stored) {
+      reason = .stale
+    } else if let maxStale = requestDirectives.maxStale, age - lifetime <= TimeInterval(maxStale) {
+      return .serve(servedResponse(stored, age: age, lifetime: lifetime))
+    } else if let window = stored.cacheControl.staleWhileRevalidate, age - lifetime <= TimeInterval(window),
+      !requestDirectives.onlyIfCached
+    {
+      let response = servedResponse(stored, age: age, lifetime: lifetime, detail: "stale-while-revalidate")
+      return .serveStale(response, revalidation: conditionalRequest(for: request, revalidating: stored))
+    } else {
+      reason = .stale
+    }
+    if requestDirectives.onlyIfCached { return .generate(gatewayTimeout(date: now)) }
+    return .forward(conditionalRequest(for: request, revalidating: stored), reason: reason)
+  }
+
+  /// `stored` as served from the cache at `now`: its `Age` set to the current age in whole
+  /// seconds and a `Cache-Status` hit added.
+  public func servedResponse(_ stored: StoredHTTPResponse, now: Date) -> HTTPResponse {
+    servedResponse(stored, age: currentAge(of: stored, at: now), lifetime: freshnessLifetime(of: stored))
+  }
+
+  func servedResponse(
+    _ stored: StoredHTTPResponse, age: TimeInterval, lifetime: TimeInterval, detail: String? = nil,
+    forward: HTTPCacheStatus.Forward? = nil, forwardStatus: Int? = nil, stored isStored: Bool = false
+  ) -> HTTPResponse {
+    var response = stored.response
+    let wholeAge = Int(min(age.rounded(.down), TimeInterval(CacheControl.maximumDeltaSeconds)))
+    response.headers.set(String(wholeAge), for: "Age")
+    let ttl = Int(max(-TimeInterval(CacheControl.maximumDeltaSeconds), (lifetime - age).rounded(.down)))
+    let status = HTTPCacheStatus(
+      hit: forward == nil, forward: forward, forwardStatus: forwardStatus, ttl: ttl, stored: isStored,
+      detail: detail)
+    response.headers.add(status.description, for: "Cache-Status")
+    return response
+  }
+
+  // MARK: - Validation (RFC 9111 §4.3)
+
+  /// `request` made conditional on `stored`'s validators: `If-None-Match` with its `ETag` and
+  /// `If-Modified-Since` with its `Last-Modified` (RFC 9111 §4.3.1). A request that already
+  /// carries its own preconditions keeps them unchanged.
+  public func conditionalRequest(for request: HTTPRequest, revalidating stored: StoredHTTPResponse) -> HTTPRequest {
+    var conditional = request
+    let headers = request.headers
+    if headers.contains("If-None-Match") || headers.contains("If-Modified-Since") || headers.contains("If-Match")
+      || headers.contains("If-Unmodified-Since")
+    {
+      return request
+    }
+    if let entityTag = stored.entityTag {
+      conditional.headers.set(entityTag, for: "If-None-Match")
+    }
+    if stored.lastModified != nil, let lastModified = stored.response.headers.first("Last-Modified") {
+      conditional.headers.set(lastModified, for: "If-Modified-Since")
+    }
+    return conditional
+  }
+
+  /// Whether `stored` has a validator (`ETag` or `Last-Modified`), so that a conditional request
+  /// can revalidate it.
+  public func hasValidators(_ stored: StoredHTTPResponse) -> Bool {
+    stored.entityTag != nil || stored.lastModified != nil
+  }
+
+  /// `stored` freshened by a `304 Not Modified` (RFC 9111 §4.3.4), or `nil` when the 304 is not
+  /// about it (its validators differ).
+  ///
+  /// The 304 selects `stored` when its strong `ETag` equals the stored one, its weak `ETag`
+  /// matches weakly, or, without `ETag`, its `Last-Modified` equals the stored one or it has no
+  /// validator at all. The stored header fields are then replaced by the 304's (RFC 9111 §3.2),
+  /// except `Content-Length` and hop-by-hop fields; the exchange times become the 304's.
+  ///
+  /// - Parameters:
+  ///   - stored: The stored response that was revalidated.
+  ///   - notModified: The 304 response.
+  ///   - requestTime: When the conditional request was sent.
+  ///   - responseTime: When the 304 was received.
+  public func updating(
+    _ stored: StoredHTTPResponse, with notModified: HTTPResponse, requestTime: Date, responseTime: Date
+  ) -> StoredHTTPResponse? {
+    let newTag = notModified.headers.first("ETag")
+    if let newTag {
+      guard let oldTag = stored.entityTag, Self.weakTag(newTag) == Self.weakTag(oldTag) else { return nil }
+    } else if let newModified = notModified.headers.first("Last-Modified").flatMap(HTTPDate.parse) {
+      if stored.entityTag == nil, let oldModified = stored.lastModified, oldModified != newModified { return nil }
+    }
+    var updated = stored.response
+    var fresh = Self.removingHopByHopFields(notModified.headers)
+    fresh.remove("Content-Length")
+    updated.headers.replaceFields(with: fresh)
+    return StoredHTTPResponse(
+      response: updated, requestTime: requestTime, responseTime: responseTime, varyValues: stored.varyValues)
+  }
+
+  // MARK: - Errors (RFC 5861 §4, RFC 9111 §4.2.4)
+
+  /// The stale response to serve when revalidating `stored` failed, or `nil` when none may be.
+  ///
+  /// `stale-if-error` (from the response or the request) allows it within its window when the
+  /// origin answered 500, 502, 503 or 504 (`status`) or did not answer at all (`status` `nil`);
+  /// without an answer, ``servesStaleWhenDisconnected`` also allows it past the window (its
+  /// `Cache-Status` detail is then `disconnected`) unless the request asks for `no-cache`,
+  /// `max-age` or `min-fresh`. Never when the response says `must-revalidate` or `no-cache`
+  /// (or, in a shared cache, `proxy-revalidate` or `s-maxage`).
+  ///
+  /// - Parameters:
+  ///   - request: The request being answered.
+  ///   - stored: The stored response.
+  ///   - status: The origin's error status, or `nil` when no response arrived.
+  ///   - now: The current time.
+  public func staleResponse(
+    for request: HTTPRequest, stored: StoredHTTPResponse, afterErrorStatus status: Int?, now: Date
+  ) -> HTTPResponse? {
+    if let status, !Self.errorStatuses.contains(status) { return nil }
+    guard !forbidsStale(stored) else { return nil }
+    let requestDirectives = CacheControl(request.headers)
+    let lifetime = freshnessLifetime(of: stored)
+    let age = currentAge(of: stored, at: now)
+    if let window = [stored.cacheControl.staleIfError, requestDirectives.staleIfError].compactMap({ $0 }).max(),
+      age - lifetime <= TimeInterval(window)
+    {
+      return servedResponse(
+        stored, age: age, lifetime: lifetime, detail: "stale-if-error", forward: .stale, forwardStatus: status)
+    }
+    guard status == nil, servesStaleWhenDisconnected, !requestDirectives.noCache, requestDirectives.maxAge == nil,
+      requestDirectives.minFresh == nil
+    else { return nil }
+    return servedResponse(stored, age: age, lifetime: lifetime, detail: "disconnected", forward: .stale)
+  }
+
+  /// The response a cache generates when it must answer without the origin (RFC 9111 §5.2.1.7,
+  /// §5.2.2.2): `504 Gateway Timeout`, `Cache-Control: no-store`, marked `generated` in its
+  /// `Cache-Status`.
+  ///
+  /// - Parameter date: The value of its `Date` field.
+  public func gatewayTimeout(date: Date) -> HTTPResponse {
+    let status = HTTPCacheStatus(detail: HTTPCacheStatus.generatedDetail)
+    return HTTPResponse(
+      status: 504,
+      headers: [
+        "Date": HTTPDate.format(date),
+        "Cache-Control": "no-store",
+        "Content-Type": "text/plain; charset=utf-8",
+        "Cache-Status": status.description,
+      ],
+      body: Data("504 Gateway Timeout: the HTTP cache cannot answer this request without the origin server.".utf8)
+    )
+  }
+
+  // MARK: - Invalidation (RFC 9111 §4.4)
+
+  /// The URLs whose stored responses `response` to `request` invalidates (RFC 9111 §4.4): after
+  /// a non-error response (2xx or 3xx) to an unsafe method, the request's URL and the URLs in
+  /// `Location` and `Content-Location` when they have the same origin; none otherwise.
+  public func invalidatedURLs(for request: HTTPRequest, response: HTTPResponse) -> [URL] {
+    guard !request.method.isSafe, (200..<400).contains(response.status) else { return [] }
+    var urls = [request.url]
+    for name in ["Location", "Content-Location"] {
+      guard let value = response.headers.first(name),
+        let url = URL(string: value, relativeTo: request.url)?.absoluteURL,
+        Self.sameOrigin(url, request.url)
+      else { continue }
+      if !urls.contains(url) { urls.append(url) }
+    }
+    return urls
+  }
+
+  // MARK: - Helpers
+
+  static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
+    func port(_ url: URL) -> Int? {
+      url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
+    }
+    return lhs.scheme?.lowercased() == rhs.scheme?.lowercased() && lhs.host?.lowercased() == rhs.host?.lowercased()
+      && port(lhs) == port(rhs)
+  }
+
+  /// An entity tag without its weakness indicator, for weak comparison (RFC 9110 §8.8.3.2).
+  static func weakTag(_ tag: String) -> String {
+    tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag
+  }
+
+  private static let hopByHopFields = [
+    "Connection", "Keep-Alive", "Proxy-Connection", "TE", "Transfer-Encoding", "Upgrade",
+  ]
+
+  static func removingHopByHopFields(_ headers: HTTPHeaders) -> HTTPHeaders {
+    let nominated = headers.listElements(for: "Connection")
+    guard !nominated.isEmpty || hopByHopFields.contains(where: headers.contains) else { return headers }
+    var result = headers
+    for name in hopByHopFields + nominated { result.remove(name) }
+    return result
+  }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import KilnNetwork
+import Testing
+
+@Suite("HTTPCachePolicy decisions (RFC 9111 §4, RFC 5861)")
+struct HTTPCachePolicyDecisionTests {
+  let policy = HTTPCachePolicy()
+
+  @Test("a fresh response is served with its current age in whole seconds and a Cache-Status hit")
+  func freshHit() throws {
+    let stored = storedResponse(["Cache-Control": "max-age=60", "Age": "3"], sent: t0.plus(-1))
+    let response = try #require(policy.decision(for: getRequest(), stored: stored, now: t0.plus(10.7)).servedResponse)
+    #expect(response.headers["Age"] == "14")
+    #expect(response.body == Data("body".utf8))
+    let status = try #require(response.cacheStatus)
+    #expect(status.hit && status.forward == nil && status.ttl == 45)
+  }
+
+  @Test("nothing stored: forward the request as a uri-miss, or generate a 504 for only-if-cached")
+  func miss() throws {
+    #expect(policy.decision(for: getRequest(), stored: nil, now: t0) == .forward(getRequest(), reason: .uriMiss))
+    let generated = try #require(
+      policy.decision(for: getRequest(["Cache-Control": "only-if-cached"]), stored: nil, now: t0).generatedResponse)
+    #expect(generated.status == 504)
+    #expect(generated.isGeneratedByCache)
+    #expect(generated.headers["Date"] == HTTPDate.format(t0))
+  }
+
+  @Test("non-GET methods and Range requests are forwarded unchanged")
+  func bypass() {
+    let stored = storedResponse(["Cache-Control": "max-age=60"])
+    let head = HTTPRequest(method: .head, url: exampleURL)
+    #expect(policy.decision(for: head, stored: stored, now: t0) == .forward(head, reason: .method))
+    let range = getRequest(["Range": "bytes=0-1"])
+    #expect(policy.decision(for: range, stored: stored, now: t0) == .forward(range, reason: .bypass))
+  }
+
+  @Test("a stale response is revalidated with If-None-Match and If-Modified-Since")
+  func staleRevalidates() throws {
+    let lastModified = HTTPDate.format(t0.plus(-3600))
+    let stored = storedResponse(["Cache-Control": "max-age=10", "ETag": "W/\"v1\"", "Last-Modified": lastModified])
+    let decision = policy.decision(for: getRequest(["Accept": "*/*"]), stored: stored, now: t0.plus(10))
+    #expect(decision.forwardReason == .stale)
+    let request = try #require(decision.forwardedRequest)
+    #expect(request.headers["If-None-Match"] == "W/\"v1\"")
+    #expect(request.headers["If-Modified-Since"] == lastModified)
+    #expect(request.headers["Accept"] == "*/*")
+  }
+
+  @Test("a request with its own preconditions keeps them")
+  func clientConditional() {
+    let stored = storedResponse(["Cache-Control": "max-age=10", "ETag": "\"v1\""])
+    let request = getRequest(["If-None-Match": "\"mine\""])
+    #expect(policy.decision(for: request, stored: stored, now: t0.plus(20)).forwardedRequest == request)
+  }
+
+  @Test("response no-cache always revalidates, even when fresh")
+  func responseNoCache() {
+    let stored = storedResponse(["Cache-Control": "no-cache, max-age=3600", "ETag": "\"v1\""])
+    let decision = policy.decision(for: getRequest(), stored: stored, now: t0)
+    #expect(decision.forwardReason == .stale)
+    #expect(decision.forwardedRequest?.headers["If-None-Match"] == "\"v1\"")
+  }
+
+  @Test(
+    "request no-cache, Pragma: no-cache, max-age=0 and unmet min-fresh go to the origin",
+    arguments: [
+      ["Cache-Control": "no-cache"], ["Pragma": "no-cache"], ["Cache-Control": "max-age=0"],
+      ["Cache-Control": "max-age=5"], ["Cache-Control": "min-fresh=3590"],
+    ] as [HTTPHeaders])
+  func requestDirectives(headers: HTTPHeaders) {
+    let stored = storedResponse(["Cache-Control": "max-age=3600", "ETag": "\"v1\""])
+    let decision = policy.decision(for: getRequest(headers), stored: stored, now: t0.plus(20))
+    #expect(decision.forwardReason == .request)
+    #expect(decision.forwardedRequest?.headers["If-None-Match"] == "\"v1\"")
+  }
+
+  @Test("Pragma is ignored when the request has Cache-Control; satisfied request limits serve")
+  func requestLimitsMet() {
+    let stored = storedResponse(["Cache-Control": "max-age=3600"])
+    let now = t0.plus(20)
+    #expect(
+      policy.decision(for: getRequest(["Pragma": "no-cache", "Cache-Control": "max-age=30"]), stored: stored, now: now)
+        .servedResponse != nil)
+    #expect(
+      policy.decision(for: getRequest(["Cache-Control": "min-fresh=60"]), stored: stored, now: now).servedResponse
+        != nil)
+  }
+
+  @Test("max-stale serves a stale response within its limit, never past must-revalidate")
+  func maxStale() {
+    let stored = storedResponse(["Cache-Control": "max-age=10"])
+    let request = getRequest(["Cache-Control": "max-stale=30"])
+    #expect(policy.decision(for: request, stored: stored, now: t0.plus(40)).servedResponse?.headers["Age"] == "40")
+    #expect(policy.decision(for: request, stored: stored, now: t0.plus(41)).forwardReason == .stale)
+    #expect(
+      policy.decision(for: getRequest(["Cache-Control": "max-stale"]), stored: stored, now: t0.plus(1e6)).servedResponse
+        != nil)
+    let strict = storedResponse(["Cache-Control": "max-age=10, must-revalidate"])
+    #expect(policy.decision(for: request, stored: strict, now: t0.plus(11)).forwardReason == .stale)
+  }
+
+  @Test("stale-while-revalidate serves stale within its window and asks for a background revalidation")
+  func staleWhileRevalidate() throws {
+    let stored = storedResponse(["Cache-Control": "max-age=10, stale-while-revalidate=30", "ETag": "\"v1\""])
+    let decision = policy.decision(for: getRequest(), stored: stored, now: t0.plus(25))
+    guard case .serveStale(let response, let revalidation) = decision else {
+      Issue.record("expected serveStale, got \(decision)")
+      return
+    }
+    #expect(response.headers["Age"] == "25")
+    #expect(response.cacheStatus?.detail == "stale-while-revalidate")
+    #expect(response.cacheStatus?.ttl == -15)
+    #expect(revalidation.headers["If-None-Match"] == "\"v1\"")
+    #expect(policy.decision(for: getRequest(), stored: stored, now: t0.plus(41)).forwardReason == .stale)
+    #expect(policy.decision(for: getRequest(), stored: stored, now: t0.plus(40)).isServeStale)
+  }
+
+  @Test("stale-while-revalidate does not apply past must-revalidate, no-cache or a request's no-cache")
+  func staleWhileRevalidateLimits() {
+    let strict = storedResponse(["Cache-Control": "max-age=10, stale-while-revalidate=30, must-revalidate"])
+    #expect(policy.decision(for: getRequest(), stored: strict, now: t0.plus(15)).forwardReason == .stale)
+    let swr = storedResponse(["Cache-Control": "max-age=10, stale-while-revalidate=30"])
+    #expect(
+      policy.decision(for: getRequest(["Cache-Control": "no-cache"]), stored: swr, now: t0.plus(15)).forwardReason
+        == .request)
+  }
+
+  @Test("only-if-cached serves what may be served and generates a 504 for the rest")
+  func onlyIfCached() throws {
+    let request = getRequest(["Cache-Control": "only-if-cached"])
+    let stored = storedResponse(["Cache-Control": "max-age=10, stale-while-revalidate=30"])
+    #expect(policy.decision(for: request, stored: stored, now: t0.plus(5)).servedResponse != nil)
+    let stale = try #require(policy.decision(for: request, stored: stored, now: t0.plus(15)).generatedResponse)
+    #expect(stale.status == 504 && stale.isGeneratedByCache)
+    let staleAllowed = getRequest(["Cache-Control": "only-if-cached, max-stale=100"])
+    #expect(policy.decision(for: staleAllowed, stored: stored, now: t0.plus(15)).servedResponse != nil)
+  }
+
+  @Test("Vary: the stored response answers only requests with the same values of the named fields")
+  func vary() {
+    let request = getRequest(["Accept-Language": "en", "Accept": "text/html"])
+    let stored = storedResponse(["Cache-Control": "max-age=60", "Vary": "Accept-Language"], request: request)
+    #expect(policy.decision(for: getRequest(["accept-language": "en"]), stored: stored, now: t0).servedResponse != nil)
+    #expect(
+      policy.decision(for: getRequest(["Accept-Language": "fr"]), stored: stored, now: t0).forwardReason == .varyMiss)
+    #expect(policy.decision(for: getRequest(), stored: stored, now: t0).forwardReason == .varyMiss)
+    let absent = storedResponse(["Cache-Control": "max-age=60", "Vary": "X-Absent"], request: request)
+    #expect(policy.decision(for: getRequest(), stored: absent, now: t0).servedResponse != nil)
+    #expect(policy.decision(for: getRequest(["X-Absent": ""]), stored: absent, now: t0).forwardReason == .varyMiss)
+  }
+
+  @Test("Vary: * never matches, even the same request")
+  func varyStar() {
+    let stored = storedResponse(["Cache-Control": "max-age=60", "Vary": "*"])
+    #expect(!stored.matchesVary(of: getRequest()))
+    #expect(policy.decision(for: getRequest(), stored: stored, now: t0).forwardReason == .varyMiss)
+  }
+
+  @Test("a shared cache serves s-maxage responses stale never; a private one may with max-stale")
+  func sharedStale() {
+    let stored = storedResponse(["Cache-Control": "max-age=10, s-maxage=10"])
+    let request = getRequest(["Cache-Control": "max-stale=60"])
+    #expect(HTTPCachePolicy.shared.decision(for: request, stored: stored, now: t0.plus(20)).forwardReason == .stale)
+    #expect(HTTPCachePolicy.private.decision(for: request, stored: stored, now: t0.plus(20)).servedResponse != nil)
+    let proxy = storedResponse(["Cache-Control": "max-age=10, proxy-revalidate"])
+    #expect(HTTPCachePolicy.shared.decision(for: request, stored: proxy, now: t0.plus(20)).forwardReason == .stale)
+    #expect(HTTPCachePolicy.private.decision(for: request, stored: proxy, now: t0.plus(20)).servedResponse != nil)
+  }
+
+  @Test("served Age is capped at 2^31")
+  func ageCap() {
+    let stored = storedResponse(["Cache-Control": "max-age=2147483648", "Age": "2147483647"])
+    let request = getRequest(["Cache-Control": "max-stale"])
+    #expect(
+      policy.decision(for: request, stored: stored, now: t0.plus(10)).servedResponse?.headers["Age"] == "2147483648")
+  }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import KilnNetwork
+import Testing
+
+@Suite("HTTPCachePolicy storing (RFC 9111 §3)")
+struct HTTPCachePolicyStorageTests {
+  let policy = HTTPCachePolicy()
+
+  func response(_ headers: HTTPHeaders, status: Int = 200) -> HTTPResponse {
+    HTTPResponse(status: status, headers: headers, body: Data("x".utf8))
+  }
+
+  @Test("explicit freshness, public, private or a heuristically cacheable status make a response storable")
+  func storable() {
+    #expect(policy.canStore(response(["Cache-Control": "max-age=60"]), for: getRequest()))
+    #expect(policy.canStore(response(["Expires": HTTPDate.format(t0)]), for: getRequest()))
+    #expect(policy.canStore(response(["Cache-Control": "public"], status: 302), for: getRequest()))
+    #expect(policy.canStore(response(["Cache-Control": "private"], status: 302), for: getRequest()))
+    #expect(policy.canStore(response(["ETag": "\"a\""]), for: getRequest()))
+    #expect(policy.canStore(response([:], status: 404), for: getRequest()))
+    #expect(!policy.canStore(response([:], status: 302), for: getRequest()))
+    #expect(!policy.canStore(response(["ETag": "\"a\""], status: 500), for: getRequest()))
+    #expect(policy.canStore(response(["Cache-Control": "max-age=5"], status: 500), for: getRequest()))
+  }
+
+  @Test("no-store in the request or the response prevents storing")
+  func noStore() {
+    #expect(!policy.canStore(response(["Cache-Control": "no-store, max-age=60"]), for: getRequest()))
+    #expect(!policy.canStore(response(["Cache-Control": "max-age=60"]), for: getRequest(["Cache-Control": "no-store"])))
+    #expect(policy.canStore(response(["Cache-Control": "no-cache"]), for: getRequest()))
+  }
+
+  @Test("must-understand stores understood statuses despite no-store, and nothing else")
+  func mustUnderstand() {
+    #expect(policy.canStore(response(["Cache-Control": "max-age=60, must-understand, no-store"]), for: getRequest()))
+    #expect(
+      !policy.canStore(
+        response(["Cache-Control": "max-age=60, must-understand, no-store"], status: 299), for: getRequest()))
+  }
+
+  @Test("only GET without Range is stored; partial content, 304 and 1xx are not")
+  func methodsAndStatuses() {
+    let fresh = response(["Cache-Control": "max-age=60"])
+    #expect(!policy.canStore(fresh, for: HTTPRequest(method: .post, url: exampleURL)))
+    #expect(!policy.canStore(fresh, for: HTTPRequest(method: .head, url: exampleURL)))
+    #expect(!policy.canStore(fresh, for: getRequest(["Range": "bytes=0-1"])))
+    #expect(!policy.canStore(response(["Cache-Control": "max-age=60"], status: 206), for: getRequest()))
+    #expect(!policy.canStore(response(["Cache-Control": "max-age=60"], status: 304), for: getRequest()))
+    #expect(!policy.canStore(response(["Cache-Control": "max-age=60"], status: 103), for: getRequest()))
+  }
+
+  @Test("Vary: * is never stored (it could never be served)")
+  func varyStar() {
+    #expect(!policy.canStore(response(["Cache-Control": "max-age=60", "Vary": "Accept, *"]), for: getRequest()))
+  }
+
+  @Test("a private cache stores private responses and responses to requests with Authorization")
+  func privateCache() {
+    let authorized = getRequest(["Authorization": "Bearer t"])
+    #expect(policy.canStore(response(["Cache-Control": "private, max-age=60"]), for: getRequest()))
+    #expect(policy.canStore(response(["Cache-Control": "max-age=60"]), for: authorized))
+  }
+
+  @Test("a shared cache refuses private, and Authorization unless public, must-revalidate or s-maxage")
+  func sharedCache() {
+    let shared = HTTPCachePolicy.shared
+    let authorized = getRequest(["Authorization": "Bearer t"])
+    #expect(!shared.canStore(response(["Cache-Control": "private, max-age=60"]), for: getRequest()))
+    #expect(!shared.canStore(response(["Cache-Control": "max-age=60"]), for: authorized))
+    #expect(shared.canStore(response(["Cache-Control": "public, max-age=60"]), for: authorized))
+    #expect(shared.canStore(response(["Cache-Control": "must-revalidate, max-age=60"]), for: authorized))
+    #expect(shared.canStore(response(["Cache-Control": "s-maxage=60"]), for: authorized))
+    #expect(shared.canStore(response(["Cache-Control": "s-maxage=60"], status: 302), for: getRequest()))
+    #expect(!policy.canStore(response(["Cache-Control": "s-maxage=60"], status: 302), for: getRequest()))
+  }
+
+  @Test(
+    "qualified no-cache fields are not stored and the rest is served fresh; qualified private only in shared caches")
+  func qualifiedDirectives() throws {
+    let received = response([
+      "Cache-Control": #"no-cache="A, b", private="C", max-age=3600"#, "a": "1", "B": "2", "c": "3", "d": "4",
+    ])
+    let stored = try #require(policy.storedResponse(received, for: getRequest(), requestTime: t0, responseTime: t0))
+    #expect(stored.response.headers.fields.map(\.name) == ["Cache-Control", "c", "d"])
+    #expect(policy.decision(for: getRequest(), stored: stored, now: t0.plus(10)).servedResponse != nil)
+    let shared = try #require(
+      HTTPCachePolicy.shared.storedResponse(received, for: getRequest(), requestTime: t0, responseTime: t0))
+    #expect(shared.response.headers.fields.map(\.name) == ["Cache-Control", "d"])
+  }
+
+  @Test("hop-by-hop fields and those Connection names are not stored; the request's Vary values are")
+  func storedForm() throws {
+    let request = getRequest(["Accept": "application/json", "Accept-Language": "en"])
+    let received = response([
+      "Cache-Control": "max-age=60", "Connection": "close, X-Private", "X-Private": "secret", "Keep-Alive": "5",
+      "Transfer-Encoding": "chunked", "Vary": "accept, X-Missing", "X-Kept": "1",
+    ])
+    let stored = try #require(
+      policy.storedResponse(received, for: request, requestTime: t0, responseTime: t0.plus(1)))
+    #expect(stored.response.headers.fields.map(\.name) == ["Cache-Control", "Vary", "X-Kept"])
+    #expect(stored.varyValues == ["accept": "application/json"])
+    #expect(stored.varyNames == ["accept", "x-missing"])
+    #expect(stored.response.url == exampleURL)
+    #expect(stored.requestTime == t0 && stored.responseTime == t0.plus(1))
+    #expect(
+      policy.storedResponse(response(["Cache-Control": "no-store"]), for: request, requestTime: t0, responseTime: t0)
+        == nil)
+  }
+}
