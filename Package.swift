@@ -146,13 +146,13 @@ let package = Package(
     tests(for: "KilnRepository", package: "Repository", dependencies: ["KilnCore", "KilnTesting"]),
 
     // Dispatch: Brisk's GCD operators, timers and async bridges. Stands alone: no KilnCore.
-    module("KilnDispatch", package: "Dispatch", dependencies: ["_KilnSynchronization"]),
-    tests(for: "KilnDispatch", package: "Dispatch", dependencies: ["KilnTesting", "KilnDispatchMainThreadProbe"]),
+    module("KilnDispatch", package: "Dispatch+", dependencies: ["_KilnSynchronization"]),
+    tests(for: "KilnDispatch", package: "Dispatch+", dependencies: ["KilnTesting", "KilnDispatchMainThreadProbe"]),
     // Runs KilnDispatch's waits on a real main thread, which Swift Testing never uses on Linux.
     .executableTarget(
       name: "KilnDispatchMainThreadProbe",
       dependencies: ["KilnDispatch"],
-      path: "Packages/Dispatch/Tests/KilnDispatchMainThreadProbe"
+      path: "Packages/Dispatch+/Tests/KilnDispatchMainThreadProbe"
     ),
 
     // A real HTTP server on loopback for network tests and the demo. Not a product.
@@ -171,8 +171,7 @@ let package = Package(
     .testTarget(
       name: "KilnIntegrationTests",
       dependencies: [
-        "KilnCore", "KilnQuery", "KilnStorage", "KilnNetwork", "KilnRepository", "KilnDispatch", "KilnTesting",
-        "_KilnTestServer",
+        "KilnQuery", "KilnStorage", "KilnDispatch", "KilnTesting", "_KilnTestServer",
       ],
       path: "Tests/KilnIntegrationTests"
     ),
@@ -181,7 +180,7 @@ let package = Package(
     .executableTarget(
       name: "kiln-demo",
       dependencies: [
-        "KilnCore", "KilnQuery", "KilnStorage", "KilnNetwork", "KilnRepository", "KilnDispatch", "_KilnTestServer",
+        "KilnCore", "KilnQuery", "KilnStorage", "KilnDispatch", "_KilnTestServer",
       ],
       path: "Examples/KilnDemo"
     ),

@@ -31,6 +31,10 @@ public import Dispatch
 ///   inside a block the main queue is already running (any `@MainActor` task, for one):
 ///   GCD never runs the main queue re-entrantly, so there a handler delivered through the
 ///   main queue cannot arrive. Use ``withCallback(isolation:_:)`` from async code.
+/// - Warning: This blocks a thread. Block a serial queue of your own, never the global queue
+///   (on Linux a blocked global-queue thread delays all other GCD work by about a second while
+///   the pool grows) and never a Swift concurrency task (its pool does not grow at all); from
+///   async code use ``withCallback(isolation:_:)``, which suspends instead.
 @discardableResult
 public prefix func <<- <each Value: Sendable>(
   _ operation: (_ callback: @escaping @Sendable (repeat each Value) -> Void) throws -> Void
@@ -60,6 +64,10 @@ public prefix func <<- <each Value: Sendable>(
 /// - Returns: The arguments of the first call to the handler.
 /// - Important: Blocks the calling thread until the handler is called, as `<<-` does (and
 ///   with the same rules: first call wins; on the main thread the run loop keeps turning).
+/// - Warning: This blocks a thread. Block a serial queue of your own, never the global queue
+///   (on Linux a blocked global-queue thread delays all other GCD work by about a second while
+///   the pool grows) and never a Swift concurrency task (its pool does not grow at all); from
+///   async code use ``withCallback(isolation:_:)``, which suspends instead.
 @discardableResult
 public prefix func <<+ <each Value: Sendable>(
   _ operation: @escaping @MainActor (_ callback: @escaping @Sendable (repeat each Value) -> Void) -> Void
@@ -82,6 +90,10 @@ public prefix func <<+ <each Value: Sendable>(
 ///   handler; runs on `DispatchQueue.global()`.
 /// - Returns: The arguments of the first call to the handler.
 /// - Important: Blocks the calling thread until the handler is called, as `<<-` does.
+/// - Warning: This blocks a thread. Block a serial queue of your own, never the global queue
+///   (on Linux a blocked global-queue thread delays all other GCD work by about a second while
+///   the pool grows) and never a Swift concurrency task (its pool does not grow at all); from
+///   async code use ``withCallback(isolation:_:)``, which suspends instead.
 @discardableResult
 public prefix func <<~ <each Value: Sendable>(
   _ operation: @escaping @Sendable (_ callback: @escaping @Sendable (repeat each Value) -> Void) -> Void
@@ -105,6 +117,10 @@ public prefix func <<~ <each Value: Sendable>(
 ///   handler; runs on `DispatchQueue.global()`.
 /// - Returns: The argument of the first call to the handler.
 /// - Important: Blocks the calling thread until the handler is called, as `<<-` does.
+/// - Warning: This blocks a thread. Block a serial queue of your own, never the global queue
+///   (on Linux a blocked global-queue thread delays all other GCD work by about a second while
+///   the pool grows) and never a Swift concurrency task (its pool does not grow at all); from
+///   async code use ``withCallback(isolation:_:)``, which suspends instead.
 @discardableResult
 public prefix func <<~ <Value: Sendable>(
   _ operation: @escaping @Sendable (_ callback: @escaping @Sendable (Value) -> Void) -> Void
@@ -138,6 +154,10 @@ public prefix func <<~ (queue: DispatchQueue) -> DispatchQueue {
 /// - Important: Blocks the calling thread until the handler is called, as `<<-` does. A
 ///   handler that the callee delivers asynchronously on the serial queue the caller is
 ///   blocking can never run: deliver it elsewhere.
+/// - Warning: This blocks a thread. Block a serial queue of your own, never the global queue
+///   (on Linux a blocked global-queue thread delays all other GCD work by about a second while
+///   the pool grows) and never a Swift concurrency task (its pool does not grow at all); from
+///   async code use ``withCallback(isolation:_:)``, which suspends instead.
 @discardableResult
 public func ~~~ <each Value: Sendable>(
   queue: DispatchQueue,

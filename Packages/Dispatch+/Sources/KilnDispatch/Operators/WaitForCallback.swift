@@ -35,6 +35,10 @@ public struct CallbackTimeoutError: Error, Hashable, Sendable, CustomStringConve
 ///   is ignored.
 /// - Important: The waiting rules of `<<-` apply (first call wins; on the main thread the
 ///   run loop keeps turning).
+/// - Warning: This blocks a thread. Block a serial queue of your own, never the global queue
+///   (on Linux a blocked global-queue thread delays all other GCD work by about a second while
+///   the pool grows) and never a Swift concurrency task (its pool does not grow at all); from
+///   async code use ``withCallback(isolation:_:)``, which suspends instead.
 @discardableResult
 public func waitForCallback<each Value: Sendable>(
   timeout: Duration,
@@ -62,6 +66,10 @@ public func waitForCallback<each Value: Sendable>(
 /// - Returns: The arguments of the first call to the handler.
 /// - Throws: ``CallbackTimeoutError`` when the handler was not called in time. A later call
 ///   is ignored.
+/// - Warning: This blocks a thread. Block a serial queue of your own, never the global queue
+///   (on Linux a blocked global-queue thread delays all other GCD work by about a second while
+///   the pool grows) and never a Swift concurrency task (its pool does not grow at all); from
+///   async code use ``withCallback(isolation:_:)``, which suspends instead.
 @discardableResult
 public func waitForCallback<each Value: Sendable>(
   on queue: DispatchQueue,

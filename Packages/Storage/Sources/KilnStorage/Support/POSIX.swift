@@ -10,27 +10,7 @@
   import Darwin
 #endif
 
-/// Flushes a directory's entries to stable storage: ``POSIX/syncDirectory(_:)``, or a spy
-/// in tests.
-typealias DirectorySync = @Sendable (_ directory: String) throws(FileSystemError) -> Void
-
-/// The identity of a file: device and inode.
-struct FileIdentity: Hashable, Sendable {
-  var device: UInt64
-  var inode: UInt64
-}
-
-/// The result of reading a whole file.
-struct FileContents: Sendable {
-  var bytes: [UInt8]
-  var identity: FileIdentity
-  /// Seconds since 1970 of the file's last modification.
-  var modified: Double
-}
-
 enum POSIX {
-  static var currentErrno: Int32 { errno }
-
   /// Reads the whole file at `path`; `nil` when it does not exist (or is a directory).
   ///
   /// - Parameter maximumSize: Files larger than this are not read: they answer with empty

@@ -8,79 +8,6 @@
 // module for the caller's key and value types (unspecialised generic code is ~20x slower).
 // The links live apart from the nodes so that reordering touches only plain integers.
 
-/// A key's entry in an ``LRUTable``.
-@usableFromInline
-struct LRUNode<Key: Hashable, Value> {
-  @usableFromInline var key: Key
-  @usableFromInline var value: Value
-  /// The entry's cost against the table's cost limit.
-  @usableFromInline var cost: Int
-  /// Seconds since the reference date when the entry was stored.
-  @usableFromInline var storedAt: Double
-  /// Seconds since the reference date when the entry expires; `.infinity` for never.
-  @usableFromInline var expiresAt: Double
-
-  @inlinable
-  init(key: Key, value: Value, cost: Int, storedAt: Double, expiresAt: Double) {
-    self.key = key
-    self.value = value
-    self.cost = cost
-    self.storedAt = storedAt
-    self.expiresAt = expiresAt
-  }
-}
-
-/// A slot's neighbours in the recency list; -1 for none.
-@usableFromInline
-struct LRULink {
-  /// The next less recently used slot.
-  @usableFromInline var older: Int
-  /// The next more recently used slot.
-  @usableFromInline var newer: Int
-
-  @inlinable
-  init(older: Int, newer: Int) {
-    self.older = older
-    self.newer = newer
-  }
-}
-
-/// What an insertion pushed out: the value it replaced and the entries it evicted.
-///
-/// Returned so that the owner can release them (and run their deinitialisers) after
-/// leaving its lock. The first eviction is held inline: a full cache evicts one entry per
-/// insertion, and that should not allocate.
-@usableFromInline
-struct LRUDiscards<Key: Hashable, Value> {
-  /// The previous value of the inserted key, if any.
-  @usableFromInline var replaced: Value?
-  /// The first entry evicted, if any.
-  @usableFromInline var firstEvicted: LRUNode<Key, Value>?
-  /// The other entries evicted, least recently used first.
-  @usableFromInline var moreEvicted: [LRUNode<Key, Value>] = []
-
-  @inlinable
-  init() {}
-
-  /// How many entries were evicted.
-  @inlinable
-  var evictedCount: Int {
-    firstEvicted == nil ? 0 : 1 + moreEvicted.count
-  }
-
-  /// Every evicted entry, least recently used first.
-  @inlinable
-  var evicted: [LRUNode<Key, Value>] {
-    guard let firstEvicted else { return [] }
-    return [firstEvicted] + moreEvicted
-  }
-
-  @inlinable
-  mutating func append(_ node: LRUNode<Key, Value>) {
-    if firstEvicted == nil { firstEvicted = node } else { moreEvicted.append(node) }
-  }
-}
-
 /// A key-value table in least-recently-used order with optional count and cost limits.
 @usableFromInline
 struct LRUTable<Key: Hashable, Value> {
@@ -109,9 +36,6 @@ struct LRUTable<Key: Hashable, Value> {
   /// The number of entries.
   @inlinable
   var count: Int { slots.count }
-
-  @inlinable
-  var isEmpty: Bool { slots.isEmpty }
 
   /// The entry for `key` without changing the order.
   @inlinable
@@ -271,12 +195,6 @@ struct LRUTable<Key: Hashable, Value> {
     let slot = oldest
     slots[nodes[slot]!.key] = nil
     return release(slot)
-  }
-
-  /// The least recently used entry.
-  @inlinable
-  var oldestEntry: LRUNode<Key, Value>? {
-    oldest >= 0 ? nodes[oldest] : nil
   }
 
   /// Evicts least recently used entries until both limits hold.
