@@ -54,7 +54,10 @@ public struct NetworkHandler: Sendable {
   public let maximumBodySize: Int?
   /// The decoder of the decoding forms when none is given.
   public let decoder: any ResponseDecoder
-  /// Whether identical `GET` requests made at the same time share one request on the wire.
+  /// Whether identical `GET` requests (same URL and headers, no body) made at the same time
+  /// share one request on the wire — with its retries — and every caller gets its response.
+  /// A caller that is cancelled leaves at once; the shared request is cancelled only when its
+  /// last caller leaves. Progress is reported to the caller that started it.
   public let deduplicatesRequests: Bool
   /// The clock of retry waits and timeouts.
   public let clock: any Clock<Duration>

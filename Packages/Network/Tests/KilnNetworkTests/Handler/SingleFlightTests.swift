@@ -31,6 +31,26 @@ struct SingleFlightTests {
     #expect(transport.requestCount == 4)
   }
 
+  @Test("a caller leaving does not cancel the shared request: the others still get its answer")
+  func oneCallerLeaves() async throws {
+    let clock = ManualClock()
+    let transport = StubTransport(clock: clock, replies: [.item(1, delay: .after(.seconds(1)))])
+    let handler = makeHandler(transport, clock: clock, deduplicatesRequests: true)
+    let leaving = send(handler, TestAPI.item(id: 1))
+    await clock.waitForSleepers(count: 1)
+    let staying = send(handler, TestAPI.item(id: 1))
+    let request = try TestAPI.item(id: 1).makeRequest()
+    await waitUntil { handler.flights.waiterCount(request, Result<HTTPResponse, any Error>.self) == 2 }
+    leaving.cancel()
+    guard case .failure(.cancelled) = await leaving.value else {
+      Issue.record("expected the leaving caller cancelled")
+      return
+    }
+    clock.advance(by: .seconds(1))
+    #expect(try await staying.value.get().status == 200)
+    #expect(transport.requestCount == 1)
+  }
+
   @Test("the shared request is cancelled only when the last caller leaves")
   func cancelledByLastCaller() async throws {
     let transport = StubTransport(replies: [.never])
