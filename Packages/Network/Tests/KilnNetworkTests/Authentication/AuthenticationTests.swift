@@ -173,3 +173,32 @@ struct AuthenticationTests {
     #expect(try await kept.value.status == 200)
   }
 }
+
+@Suite("Authentication under load", .timeLimit(.minutes(1)))
+struct AuthenticationStressTests {
+  @Test("hundreds of concurrent requests rejected at random moments cause exactly one refresh per rejected credential")
+  func oneRefreshUnderLoad() async throws {
+    for round in 0..<10 {
+      let authenticator = TokenAuthenticator()
+      let transport = server(acceptingToken: 1)
+      let interceptor = AuthenticationInterceptor(authenticator: authenticator, credential: 0)
+      let handler = makeHandler(transport, retryPolicy: .never, authentication: interceptor)
+      let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+        for id in 0..<200 {
+          group.addTask {
+            if id % 7 == 0 { await Task.yield() }
+            return try await handler.request(TestAPI.item(id: id)).status
+          }
+        }
+        var statuses: [Int] = []
+        for try await status in group { statuses.append(status) }
+        return statuses
+      }
+      #expect(statuses.count == 200 && statuses.allSatisfy { $0 == 200 }, "round \(round)")
+      #expect(authenticator.refreshes.value == 1, "round \(round)")
+      #expect(interceptor.generation == 1)
+      let rejected = transport.requests.filter { $0.headers["Authorization"] == "Bearer token-0" }.count
+      #expect(transport.requestCount == 200 + rejected, "each rejected request was sent exactly once more")
+    }
+  }
+}
