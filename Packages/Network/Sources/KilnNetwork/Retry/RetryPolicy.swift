@@ -18,8 +18,8 @@ extension NetworkHandler {
   /// ```
   ///
   /// It is named `NetworkHandler.RetryPolicy` so that it never clashes with KilnQuery's
-  /// generic `RetryPolicy`; it reuses KilnQuery's ``KilnQuery/RetryBackoff`` and
-  /// ``KilnQuery/RetryJitter``. Every wait is a sleep on the handler's clock.
+  /// generic `RetryPolicy`; it reuses KilnQuery's `RetryBackoff` and
+  /// `RetryJitter`. Every wait is a sleep on the handler's clock.
   public struct RetryPolicy: Sendable {
     /// The most attempts in all, the first one included. Below 1, every request fails with
     /// ``NetworkError/invalidArgument(_:)``.
@@ -28,7 +28,7 @@ extension NetworkHandler {
     /// The delay before each retry, before jitter.
     public var backoff: RetryBackoff
 
-    /// The randomness put into each backoff delay; inject a fixed source (or ``RetryJitter/none``)
+    /// The randomness put into each backoff delay; inject a fixed source (or `.none`)
     /// for exact delays in tests.
     public var jitter: RetryJitter
 
