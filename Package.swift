@@ -59,6 +59,7 @@ let package = Package(
     .library(name: "KilnStorage", targets: ["KilnStorage"]),
     .library(name: "KilnNetwork", targets: ["KilnNetwork"]),
     .library(name: "KilnRepository", targets: ["KilnRepository"]),
+    .library(name: "KilnSwiftUI", targets: ["KilnSwiftUI"]),
     .library(name: "KilnDispatch", targets: ["KilnDispatch"]),
     .library(name: "KilnTesting", targets: ["KilnTesting"]),
   ],
@@ -141,18 +142,21 @@ let package = Package(
     module(
       "KilnRepository",
       package: "Repository",
-      dependencies: ["KilnCore", "KilnQuery", "KilnStorage", "KilnNetwork", "_KilnSynchronization"]
+      dependencies: ["KilnCore", "KilnStorage", "_KilnSynchronization"]
     ),
-    tests(for: "KilnRepository", package: "Repository", dependencies: ["KilnCore", "KilnTesting"]),
+    // SwiftUI views over the loaders; empty where SwiftUI does not exist (Linux).
+    module("KilnSwiftUI", package: "Repository", dependencies: ["KilnRepository"]),
+    tests(
+      for: "KilnRepository", package: "Repository", dependencies: ["KilnCore", "KilnTesting", "_KilnSynchronization"]),
 
     // Dispatch: Brisk's GCD operators, timers and async bridges. Stands alone: no KilnCore.
-    module("KilnDispatch", package: "Dispatch", dependencies: ["_KilnSynchronization"]),
-    tests(for: "KilnDispatch", package: "Dispatch", dependencies: ["KilnTesting", "KilnDispatchMainThreadProbe"]),
+    module("KilnDispatch", package: "Dispatch+", dependencies: ["_KilnSynchronization"]),
+    tests(for: "KilnDispatch", package: "Dispatch+", dependencies: ["KilnTesting", "KilnDispatchMainThreadProbe"]),
     // Runs KilnDispatch's waits on a real main thread, which Swift Testing never uses on Linux.
     .executableTarget(
       name: "KilnDispatchMainThreadProbe",
       dependencies: ["KilnDispatch"],
-      path: "Packages/Dispatch/Tests/KilnDispatchMainThreadProbe"
+      path: "Packages/Dispatch+/Tests/KilnDispatchMainThreadProbe"
     ),
 
     // A real HTTP server on loopback for network tests and the demo. Not a product.
@@ -171,8 +175,7 @@ let package = Package(
     .testTarget(
       name: "KilnIntegrationTests",
       dependencies: [
-        "KilnCore", "KilnQuery", "KilnStorage", "KilnNetwork", "KilnRepository", "KilnDispatch", "KilnTesting",
-        "_KilnTestServer",
+        "KilnQuery", "KilnStorage", "KilnDispatch", "KilnTesting", "_KilnTestServer",
       ],
       path: "Tests/KilnIntegrationTests"
     ),
@@ -181,7 +184,7 @@ let package = Package(
     .executableTarget(
       name: "kiln-demo",
       dependencies: [
-        "KilnCore", "KilnQuery", "KilnStorage", "KilnNetwork", "KilnRepository", "KilnDispatch", "_KilnTestServer",
+        "KilnCore", "KilnQuery", "KilnStorage", "KilnDispatch", "_KilnTestServer",
       ],
       path: "Examples/KilnDemo"
     ),

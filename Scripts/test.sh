@@ -36,7 +36,10 @@ if ! swift build --build-tests "${swift_flags[@]}" >"$build_log" 2>&1; then
 fi
 
 reports=$(mktemp -d)
-trap 'rm -rf "$reports" "$build_log"' EXIT
+# A throwaway PostgreSQL for the PostgreSQL suites (KILN_POSTGRES_URL); stopped on exit.
+source Scripts/lib/postgres.sh
+trap 'rm -rf "$reports" "$build_log"; kiln_postgres_stop' EXIT
+kiln_postgres_start || true
 total_passed=0
 total_failed=0
 

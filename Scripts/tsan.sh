@@ -15,7 +15,9 @@ kiln_ensure_system_libraries
 flags=(--sanitize=thread --scratch-path .build-tsan -Xswiftc -DKILN_TSAN)
 swift build --build-tests "${flags[@]}"
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+source Scripts/lib/postgres.sh
+trap 'rm -f "$log"; kiln_postgres_stop' EXIT
+kiln_postgres_start || true
 # halt_on_error stops at the first report with a non-zero status, so a race can never
 # pass silently inside an otherwise green run.
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \

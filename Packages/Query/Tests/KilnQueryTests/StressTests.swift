@@ -14,7 +14,7 @@ struct StressTests {
   }
 
   /// Yields a random number of times: shuffles the interleavings.
-  private static func yield(upTo limit: Int, _ random: inout SplitMix64) async {
+  private static func yield(upTo limit: Int, _ random: inout SeededRandomNumberGenerator) async {
     for _ in 0..<Int.random(in: 0...limit, using: &random) { await Task.yield() }
   }
 
@@ -30,12 +30,13 @@ struct StressTests {
 
   @Test("serial(): 3,000 callers in small random groups, some cancelled, only ever get a shared load's value")
   func serial() async {
-    let seed = UInt64.random(in: 0...UInt64.max)
-    var random = SplitMix64(seed: seed)
+    let seed = TestSeed.current
+    let shared = SharedRandom(seed: seed)
+    var random = SeededRandomNumberGenerator(seed: seed)
     let spy = SpyQuery<Int, any Error> { .success($0) }
     let upstream = AnyQuery<Int, any Error> {
       let value = try await spy.load()
-      for _ in 0..<Int.random(in: 0...4) { await Task.yield() }
+      for _ in 0..<shared.int(in: 0...4) { await Task.yield() }
       // A shared load cancelled while someone still waits for it would surface here.
       try Task.checkCancellation()
       return value
@@ -74,15 +75,15 @@ struct StressTests {
     }
 
     let loads = spy.loadCount
-    #expect(loads >= 1 && loads <= outcomes.count, "seed \(seed)")
+    #expect(loads >= 1 && loads <= outcomes.count, "KILN_TEST_SEED=\(seed)")
     for (cancelled, outcome) in outcomes {
       switch outcome {
       case .value(let value):
-        #expect(value >= 1 && value <= loads, "seed \(seed): value \(value) from none of the \(loads) loads")
+        #expect(value >= 1 && value <= loads, "KILN_TEST_SEED=\(seed): value \(value) from none of the \(loads) loads")
       case .cancelled:
-        #expect(cancelled, "seed \(seed): a caller that was not cancelled got CancellationError")
+        #expect(cancelled, "KILN_TEST_SEED=\(seed): a caller that was not cancelled got CancellationError")
       case .other(let error):
-        Issue.record("seed \(seed): unexpected \(error)")
+        Issue.record("KILN_TEST_SEED=\(seed): unexpected \(error)")
       }
     }
     await eventually { !query.isLoading }
@@ -91,15 +92,16 @@ struct StressTests {
 
   @Test("shared(by:): 3,000 callers over 4 keys, some cancelled, never get another key's value")
   func sharedByKey() async {
-    let seed = UInt64.random(in: 0...UInt64.max)
-    var random = SplitMix64(seed: seed)
+    let seed = TestSeed.current
+    let shared = SharedRandom(seed: seed)
+    var random = SeededRandomNumberGenerator(seed: seed)
     let loads = SharedLoads<Int>()
     let keys = 4
     let spies = (0..<keys).map { key in SpyQuery<Int, any Error> { .success(key * 1_000_000 + $0) } }
     let queries = (0..<keys).map { key in
       AnyQuery<Int, any Error> {
         let value = try await spies[key].load()
-        for _ in 0..<Int.random(in: 0...4) { await Task.yield() }
+        for _ in 0..<shared.int(in: 0...4) { await Task.yield() }
         try Task.checkCancellation()
         return value
       }.shared(by: key, in: loads)
@@ -138,27 +140,28 @@ struct StressTests {
     for (key, cancelled, outcome) in outcomes {
       switch outcome {
       case .value(let value):
-        #expect(value / 1_000_000 == key, "seed \(seed): key \(key) got \(value)")
-        #expect(value % 1_000_000 <= spies[key].loadCount, "seed \(seed)")
+        #expect(value / 1_000_000 == key, "KILN_TEST_SEED=\(seed): key \(key) got \(value)")
+        #expect(value % 1_000_000 <= spies[key].loadCount, "KILN_TEST_SEED=\(seed)")
       case .cancelled:
-        #expect(cancelled, "seed \(seed): a caller that was not cancelled got CancellationError")
+        #expect(cancelled, "KILN_TEST_SEED=\(seed): a caller that was not cancelled got CancellationError")
       case .other(let error):
-        Issue.record("seed \(seed): unexpected \(error)")
+        Issue.record("KILN_TEST_SEED=\(seed): unexpected \(error)")
       }
     }
-    #expect(spies.map(\.loadCount).reduce(0, +) <= outcomes.count, "seed \(seed)")
+    #expect(spies.map(\.loadCount).reduce(0, +) <= outcomes.count, "KILN_TEST_SEED=\(seed)")
     await eventually { loads.inFlightCount == 0 }
   }
 
   @Test("Paginator: 2,000 random load, loadMore and reset calls always see whole pages in order")
   func paginator() async {
-    let seed = UInt64.random(in: 0...UInt64.max)
+    let seed = TestSeed.current
+    let shared = SharedRandom(seed: seed)
     let pageSize = 10
     let lastPage = 40
     let paginator = Paginator { page in
       AnyQuery<[Int], any Error> {
         await Task.yield()
-        if Int.random(in: 0..<10) == 0 { throw TestError("flaky") }
+        if shared.int(in: 0..<10) == 0 { throw TestError("flaky") }
         return page < lastPage ? Array(page * pageSize..<(page + 1) * pageSize) : []
       }
     }
@@ -169,7 +172,7 @@ struct StressTests {
 
     let failures = await withTaskGroup(of: String?.self) { group in
       for index in 0..<2_000 {
-        var random = SplitMix64(seed: seed &+ UInt64(index))
+        var random = SeededRandomNumberGenerator(seed: seed &+ UInt64(index))
         let operation = Int.random(in: 0..<100, using: &random)
         group.addTask {
           await Self.yield(upTo: 2, &random)
@@ -190,13 +193,13 @@ struct StressTests {
       return failures
     }
 
-    #expect(failures.isEmpty, "seed \(seed): \(failures.prefix(3))")
+    #expect(failures.isEmpty, "KILN_TEST_SEED=\(seed): \(failures.prefix(3))")
     await eventually { await !paginator.isLoading }
     let data = await paginator.data
-    #expect(isWholePages(data), "seed \(seed)")
-    #expect(await paginator.nextPage == data.count / pageSize, "seed \(seed)")
+    #expect(isWholePages(data), "KILN_TEST_SEED=\(seed)")
+    #expect(await paginator.nextPage == data.count / pageSize, "KILN_TEST_SEED=\(seed)")
     if await !paginator.hasMore {
-      #expect(data.count == lastPage * pageSize, "seed \(seed)")
+      #expect(data.count == lastPage * pageSize, "KILN_TEST_SEED=\(seed)")
     }
   }
 }

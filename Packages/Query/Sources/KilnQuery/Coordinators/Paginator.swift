@@ -98,17 +98,12 @@ public actor Paginator<Element: Sendable, Failure: Error> {
   /// - Throws: The page query's failure; ``data`` and ``nextPage`` are then unchanged.
   public func loadMore() async throws(Failure) -> [Element] {
     guard hasMore else { return data }
-    let flight: Request
-    let slot: Int
-    if let request, let joined = request.join() {
-      flight = request
-      slot = joined
-    } else {
-      flight = Request()
-      slot = flight.join()!
-      // A request still here was abandoned or discarded but may still be running: the new
-      // one waits for it to end, and its result is not applied.
+    let admission = Request.admit(to: request)
+    if admission.isNew {
+      // The latest request — abandoned, or discarded by `reset()` — may still be running: the
+      // new one waits for it to end, and its result is not applied.
       let predecessor = latest
+      let flight = admission.flight
       request = flight
       latest = flight
       let page = nextPage
@@ -118,7 +113,7 @@ public actor Paginator<Element: Sendable, Failure: Error> {
         return await self.complete(flight, page: page, with: result)
       }
     }
-    return try await flight.wait(slot).get()
+    return try await admission.flight.wait(admission.slot).get()
   }
 
   /// Forgets every loaded page and goes back to ``firstPage``.

@@ -34,24 +34,24 @@ import _KilnSynchronization
 /// succeeds with those that are in.
 ///
 /// A load returns on time even if an item ignores cancellation: items run in their own tasks,
-/// cancelled and left to finish on their own once the load has its outcome. The loader holds
-/// no mutable state, so every load is independent and concurrent loads never wait for each
-/// other.
-public actor ParallelPriorityLoader<Value: Sendable, ItemFailure: Error>: Query {
+/// cancelled and left to finish on their own once the load has its outcome. The loader is a
+/// value holding no mutable state: each load decides its outcome with its own
+/// state machine, so concurrent loads never wait for each other.
+public struct ParallelPriorityLoader<Value: Sendable, ItemFailure: Error>: Query, Sendable {
   public typealias Success = [Value?]
   public typealias Failure = ParallelPriorityLoaderError<ItemFailure>
 
   /// The items, in the order of the loaded values.
-  public nonisolated let items: [PriorityItem<Value, ItemFailure>]
+  public let items: [PriorityItem<Value, ItemFailure>]
 
   /// The lowest priority an item must have to be mandatory.
-  public nonisolated let mandatoryPriority: ParallelPriority
+  public let mandatoryPriority: ParallelPriority
 
   /// How long a load may take; `nil` for no limit.
-  public nonisolated let timeout: Duration?
+  public let timeout: Duration?
 
   /// The clock the time limit is measured on.
-  public nonisolated let clock: any Clock<Duration>
+  public let clock: any Clock<Duration>
 
   /// Creates a loader.
   ///
@@ -78,7 +78,7 @@ public actor ParallelPriorityLoader<Value: Sendable, ItemFailure: Error>: Query 
   ///   was not in on time.
   /// - Throws: ``ParallelPriorityLoaderError/mandatoryFailed(index:failure:)``,
   ///   ``ParallelPriorityLoaderError/timeout`` or ``ParallelPriorityLoaderError/cancelled``.
-  public nonisolated func load() async throws(Failure) -> Success {
+  public func load() async throws(Failure) -> Success {
     let mandatory = items.map { $0.priority >= mandatoryPriority }
     let collector = Collector<Value, ItemFailure>(mandatory: mandatory)
     if let done = collector.outcomeWithoutItems() { return try done.get() }
@@ -140,68 +140,25 @@ extension Sequence {
   }
 }
 
-/// Gathers the items' outcomes of one load and decides, exactly once, how the load ends.
+/// Shares one load's ``ParallelPriorityStateMachine`` between the item tasks and the timer.
 private final class Collector<Value: Sendable, Failure: Error>: Sendable {
-  typealias Outcome = Result<[Value?], ParallelPriorityLoaderError<Failure>>
+  typealias Outcome = ParallelPriorityStateMachine<Value, Failure>.Outcome
 
-  private struct State {
-    let mandatory: [Bool]
-    let hasMandatory: Bool
-    var values: [Value?]
-    var mandatoryLeft: Int
-    var itemsLeft: Int
-    var isDecided = false
-  }
-
-  private let state: KilnMutex<State>
+  private let machine: KilnMutex<ParallelPriorityStateMachine<Value, Failure>>
 
   init(mandatory: [Bool]) {
-    state = KilnMutex(
-      State(
-        mandatory: mandatory,
-        hasMandatory: mandatory.contains(true),
-        values: Array(repeating: nil, count: mandatory.count),
-        mandatoryLeft: mandatory.count { $0 },
-        itemsLeft: mandatory.count
-      )
-    )
+    machine = KilnMutex(ParallelPriorityStateMachine(mandatory: mandatory))
   }
 
-  /// The outcome of a load of no items: success with no values.
   func outcomeWithoutItems() -> Outcome? {
-    state.withLock { $0.itemsLeft == 0 ? .success([]) : nil }
+    machine.withLock { $0.outcomeWithoutItems() }
   }
 
-  /// Records item `index`'s outcome; returns the load's outcome when this decides it.
   func record(_ result: Result<Value, Failure>, at index: Int) -> Outcome? {
-    state.withLock { state in
-      guard !state.isDecided else { return nil }
-      state.itemsLeft -= 1
-      switch result {
-      case .success(let value):
-        state.values[index] = value
-        if state.mandatory[index] { state.mandatoryLeft -= 1 }
-      case .failure(let failure):
-        if state.mandatory[index] {
-          state.isDecided = true
-          return .failure(.mandatoryFailed(index: index, failure: failure))
-        }
-      }
-      if (state.hasMandatory && state.mandatoryLeft == 0) || state.itemsLeft == 0 {
-        state.isDecided = true
-        return .success(state.values)
-      }
-      return nil
-    }
+    machine.withLock { $0.record(result, at: index) }
   }
 
-  /// Decides the load at its time limit: a timeout while mandatory items are missing,
-  /// otherwise success with the items that are in.
   func timeLimitReached() -> Outcome? {
-    state.withLock { state in
-      guard !state.isDecided else { return nil }
-      state.isDecided = true
-      return state.mandatoryLeft > 0 ? .failure(.timeout) : .success(state.values)
-    }
+    machine.withLock { $0.timeLimitReached() }
   }
 }

@@ -65,6 +65,36 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
     state.withLock { $0.join() }
   }
 
+  /// What ``admit(to:)`` decided for one caller: the flight to wait for, the caller's waiter
+  /// slot in it, and — when the flight is new — the flight it replaces.
+  struct Admission {
+    /// The flight the caller waits for.
+    let flight: Flight
+    /// The caller's waiter slot, for ``wait(_:)``.
+    let slot: Int
+    /// Whether `flight` was made for this caller: the registry stores it and starts it.
+    let isNew: Bool
+    /// The flight `flight` replaces (abandoned, maybe still running); `nil` when none.
+    let predecessor: Flight?
+  }
+
+  /// The one join-or-start rule of every registry (``FlightSlot``, ``SharedLoads``,
+  /// ``Paginator``): join `current` while it can still be joined, else make a new flight that
+  /// replaces it and runs only after it (``start(after:_:onFinish:)``).
+  ///
+  /// Call it under the registry's lock and, when the admission ``Admission/isNew``, store the
+  /// new flight in the same critical section; start it after leaving the lock.
+  ///
+  /// - Parameter current: The flight the registry holds for this load, if any.
+  /// - Returns: The flight to wait for and the caller's slot in it.
+  static func admit(to current: Flight?) -> Admission {
+    if let current, let slot = current.join() {
+      return Admission(flight: current, slot: slot, isNew: false, predecessor: nil)
+    }
+    let flight = Flight()
+    return Admission(flight: flight, slot: flight.join()!, isNew: true, predecessor: current)
+  }
+
   /// Starts the load in a new task, once `predecessor` has ended.
   ///
   /// - Parameters:

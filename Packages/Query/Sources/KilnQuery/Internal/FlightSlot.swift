@@ -47,20 +47,15 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     _ operation: @escaping @Sendable () async -> Result<Success, Failure>
   ) async -> Result<Success, Failure> {
     if let cancellation = Flight<Success, Failure>.cancellationIfCancelled { return .failure(cancellation) }
-    let (flight, slot, isNew, predecessor) = current.withLock { current in
-      if let flight = current, let slot = flight.join() {
-        return (flight, slot, false, nil as Flight<Success, Failure>?)
-      }
-      // A flight still here but not joinable was abandoned and may still be running.
-      let predecessor = current
-      let flight = Flight<Success, Failure>()
-      current = flight
-      return (flight, flight.join()!, true, predecessor)
+    let admission = current.withLock { current in
+      let admission = Flight.admit(to: current)
+      if admission.isNew { current = admission.flight }
+      return admission
     }
-    if isNew {
-      flight.start(after: predecessor, operation, onFinish: remove)
+    if admission.isNew {
+      admission.flight.start(after: admission.predecessor, operation, onFinish: remove)
     }
-    return await flight.wait(slot)
+    return await admission.flight.wait(admission.slot)
   }
 
   /// Starts `operation` in the background unless a load is already in flight, and makes sure

@@ -97,24 +97,19 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
     typealias SharedFlight = Flight<Upstream.Success, Upstream.Failure>
     if let cancellation = SharedFlight.cancellationIfCancelled { return .failure(cancellation) }
     let flightKey = FlightKey(key: key, output: ObjectIdentifier(Result<Upstream.Success, Upstream.Failure>.self))
-    let (flight, slot, isNew, predecessor) = flights.withLock { flights in
-      let existing = flights[flightKey] as? SharedFlight
-      if let existing, let slot = existing.join() {
-        return (existing, slot, false, nil as SharedFlight?)
-      }
-      // A flight still here but not joinable was abandoned and may still be running.
-      let flight = SharedFlight()
-      flights[flightKey] = flight
-      return (flight, flight.join()!, true, existing)
+    let admission = flights.withLock { flights in
+      let admission = SharedFlight.admit(to: flights[flightKey] as? SharedFlight)
+      if admission.isNew { flights[flightKey] = admission.flight }
+      return admission
     }
-    if isNew {
-      flight.start(
-        after: predecessor,
+    if admission.isNew {
+      admission.flight.start(
+        after: admission.predecessor,
         { await query.result() },
         onFinish: { [self] flight in remove(flight, for: flightKey) }
       )
     }
-    return await flight.wait(slot)
+    return await admission.flight.wait(admission.slot)
   }
 
   private func remove(_ flight: AnyObject, for key: FlightKey) {

@@ -99,7 +99,7 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
     directorySync: @escaping DirectorySync = POSIX.syncDirectory
   ) throws(DiskCacheError) {
     precondition((sizeLimit ?? 0) >= 0, "DiskCache sizeLimit must not be negative")
-    precondition(entryLifetime.map { $0 > .zero } ?? true, "DiskCache entryLifetime must be positive")
+    EntryLifetime.validate(entryLifetime, of: "DiskCache")
     let path = directory.standardizedFileURL.path
     do { try POSIX.makeDirectory(path) } catch { throw .fileSystem(error) }
     self.directory = directory
@@ -183,7 +183,7 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
     let valueBytes: Data
     do { valueBytes = try valueCodec.encode(value) } catch { throw DiskCacheError.valueEncodingFailed(error) }
     let stamp = now()
-    let expiry = expiresAt ?? entryLifetime.map { stamp.addingTimeInterval($0.timeInterval) }
+    let expiry = EntryLifetime.expiry(expiresAt, storedAt: stamp, lifetime: entryLifetime)
     let file = EntryFile.encode(
       key: keyBytes, value: [UInt8](valueBytes), storedAt: stamp.timeIntervalSinceReferenceDate,
       expiresAt: expiry?.timeIntervalSinceReferenceDate ?? .infinity)

@@ -11,7 +11,7 @@ import _KilnSynchronization
 /// ```
 ///
 /// Saving stamps the value with `now()`; clearing removes both. The synchronous
-/// ``value`` and ``currentTimestamp`` read the same state without suspending.
+/// ``value`` and ``timestamp`` read the same state without suspending.
 public final class InMemoryStorage<Value: Sendable>: Storage, Sendable {
   private struct State {
     var value: Value?
@@ -34,11 +34,6 @@ public final class InMemoryStorage<Value: Sendable>: Storage, Sendable {
   /// When the current value was saved; `nil` when empty.
   public var timestamp: Date? {
     state.withLock { $0.timestamp }
-  }
-
-  /// When the current value was saved, read without suspending; `nil` when empty.
-  public var currentTimestamp: Date? {
-    timestamp
   }
 
   /// The current value, read without suspending; `nil` when empty.

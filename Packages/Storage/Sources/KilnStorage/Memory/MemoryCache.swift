@@ -81,7 +81,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   ) {
     precondition((countLimit ?? 0) >= 0, "MemoryCache countLimit must not be negative, got \(countLimit!)")
     precondition((totalCostLimit ?? 0) >= 0, "MemoryCache totalCostLimit must not be negative, got \(totalCostLimit!)")
-    precondition(entryLifetime.map { $0 > .zero } ?? true, "MemoryCache entryLifetime must be positive")
+    EntryLifetime.validate(entryLifetime, of: "MemoryCache")
     self.countLimit = countLimit
     self.totalCostLimit = totalCostLimit
     self.entryLifetime = entryLifetime
@@ -188,7 +188,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
     let stamp = now()
     insert(
       value, forKey: key, cost: costOf.map { max(0, $0(value)) } ?? 1,
-      storedAt: stamp, expiresAt: expiresAt ?? entryLifetime.map { stamp.addingTimeInterval($0.timeInterval) })
+      storedAt: stamp, expiresAt: EntryLifetime.expiry(expiresAt, storedAt: stamp, lifetime: entryLifetime))
   }
 
   /// Stores `value` under `key` with an explicit cost instead of the cost closure's.
@@ -203,7 +203,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
     let stamp = now()
     insert(
       value, forKey: key, cost: max(0, cost), storedAt: stamp,
-      expiresAt: expiresAt ?? entryLifetime.map { stamp.addingTimeInterval($0.timeInterval) })
+      expiresAt: EntryLifetime.expiry(expiresAt, storedAt: stamp, lifetime: entryLifetime))
   }
 
   /// Stores a whole entry, keeping its `CacheEntry/storedAt` date.

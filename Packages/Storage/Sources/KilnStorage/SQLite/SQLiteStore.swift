@@ -83,7 +83,7 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
     now: @escaping @Sendable () -> Date = Date.init
   ) throws(SQLiteStoreError) {
     guard Self.isIdentifier(table) else { throw .invalidTableName(table) }
-    precondition(entryLifetime.map { $0 > .zero } ?? true, "SQLiteStore entryLifetime must be positive")
+    EntryLifetime.validate(entryLifetime, of: "SQLiteStore")
     let path = url.standardizedFileURL.path
     let connection = try SQLiteConnection(path: path, readOnly: false, busyTimeout: busyTimeout)
     try connection.enableWAL(retryingWhileBusyFor: busyTimeout)
@@ -198,7 +198,7 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
     }
     guard !rows.isEmpty else { return }
     let stamp = now()
-    let expiry = expiresAt ?? entryLifetime.map { stamp.addingTimeInterval($0.timeInterval) }
+    let expiry = EntryLifetime.expiry(expiresAt, storedAt: stamp, lifetime: entryLifetime)
     try await writer.write(
       rows, storedAt: stamp.timeIntervalSinceReferenceDate, expiresAt: expiry?.timeIntervalSinceReferenceDate,
       now: stamp.timeIntervalSinceReferenceDate)

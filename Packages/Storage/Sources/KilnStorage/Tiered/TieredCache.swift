@@ -55,7 +55,7 @@ where Disk.Key == Key, Disk.Value == Value {
     entryLifetime: Duration? = nil,
     now: @escaping @Sendable () -> Date = Date.init
   ) {
-    precondition(entryLifetime.map { $0 > .zero } ?? true, "TieredCache entryLifetime must be positive")
+    EntryLifetime.validate(entryLifetime, of: "TieredCache")
     self.memory = memory
     self.disk = disk
     self.entryLifetime = entryLifetime
@@ -90,7 +90,7 @@ where Disk.Key == Key, Disk.Value == Value {
   ///   so the tiers cannot disagree.
   public func setValue(_ value: Value, forKey key: Key, expiresAt: Date?) async throws {
     let stamp = now()
-    let expiry = expiresAt ?? entryLifetime.map { stamp.addingTimeInterval($0.timeInterval) } ?? .distantFuture
+    let expiry = EntryLifetime.expiry(expiresAt, storedAt: stamp, lifetime: entryLifetime) ?? .distantFuture
     writes.begin(key)
     defer { writes.end(key) }
     memory.setEntry(CacheEntry(value: value, storedAt: stamp, expiresAt: expiry), forKey: key)

@@ -55,7 +55,7 @@ public final class UserDefaultsListStore<Key: Hashable & Sendable, Value: Sendab
     now: @escaping @Sendable () -> Date = Date.init
   ) {
     precondition(maximumEntriesPerKey >= 1, "UserDefaultsListStore maximumEntriesPerKey must be at least 1")
-    precondition(entryLifetime.map { $0 > .zero } ?? true, "UserDefaultsListStore entryLifetime must be positive")
+    EntryLifetime.validate(entryLifetime, of: "UserDefaultsListStore")
     box = UserDefaultsBox(defaults)
     self.keyPrefix = keyPrefix
     self.maximumEntriesPerKey = maximumEntriesPerKey
@@ -86,7 +86,8 @@ public final class UserDefaultsListStore<Key: Hashable & Sendable, Value: Sendab
     let name = try preferenceName(for: key)
     let stamp = now()
     let entry = CacheEntry(
-      value: value, storedAt: stamp, expiresAt: expiresAt ?? entryLifetime.map { stamp + $0.timeInterval })
+      value: value, storedAt: stamp,
+      expiresAt: EntryLifetime.expiry(expiresAt, storedAt: stamp, lifetime: entryLifetime))
     let encoded = try DefaultsEntry.encode(entry, valueCodec)
     let maximum = maximumEntriesPerKey
     let instant = stamp.timeIntervalSinceReferenceDate

@@ -52,7 +52,7 @@ public final class UserDefaultsStore<Key: Hashable & Sendable, Value: Sendable>:
     valueCodec: StoreCodec<Value>,
     now: @escaping @Sendable () -> Date = Date.init
   ) {
-    precondition(entryLifetime.map { $0 > .zero } ?? true, "UserDefaultsStore entryLifetime must be positive")
+    EntryLifetime.validate(entryLifetime, of: "UserDefaultsStore")
     box = UserDefaultsBox(defaults)
     self.keyPrefix = keyPrefix
     self.entryLifetime = entryLifetime
@@ -95,7 +95,8 @@ public final class UserDefaultsStore<Key: Hashable & Sendable, Value: Sendable>:
     let name = try preferenceName(for: key)
     let stamp = now()
     let entry = CacheEntry(
-      value: value, storedAt: stamp, expiresAt: expiresAt ?? entryLifetime.map { stamp + $0.timeInterval })
+      value: value, storedAt: stamp,
+      expiresAt: EntryLifetime.expiry(expiresAt, storedAt: stamp, lifetime: entryLifetime))
     let encoded = try DefaultsEntry.encode(entry, valueCodec)
     DefaultsChanges.shared.change(name, in: box.defaults) { _ in .set(.data(encoded)) }
   }

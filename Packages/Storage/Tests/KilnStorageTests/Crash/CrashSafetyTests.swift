@@ -22,7 +22,7 @@ struct CrashSafetyTests {
     try await withTemporaryDirectory { directory in
       let target = store == .sqlite ? directory.appendingPathComponent("crash.sqlite") : directory
       var lowerBounds: [String: Int] = [:]
-      var generator = SystemRandomNumberGenerator()
+      var generator = SeededRandomNumberGenerator(seed: TestSeed.current)
       var totalAcks = 0
       for kill in 0..<Self.kills {
         let child = try ChildProcess(

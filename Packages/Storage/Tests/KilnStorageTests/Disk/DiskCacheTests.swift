@@ -131,7 +131,7 @@ struct DiskCacheTests {
     try await withTemporaryDirectory { directory in
       let limit = 20_000
       let cache = try DiskCache<Int, Data>(directory: directory, sizeLimit: limit)
-      var generator = SplitMix(seed: 7)
+      var generator = SeededRandomNumberGenerator(seed: TestSeed.current &+ UInt64(7))
       for step in 0..<150 {
         let size = Int(generator.next() % 3_000)
         try await cache.setValue(Data(repeating: UInt8(step & 0xFF), count: size), forKey: Int(generator.next() % 40))
@@ -433,7 +433,7 @@ struct DiskCacheTests {
       try await withThrowingTaskGroup(of: Void.self) { group in
         for worker in 0..<6 {
           group.addTask {
-            var generator = SplitMix(seed: UInt64(worker))
+            var generator = SeededRandomNumberGenerator(seed: TestSeed.current &+ UInt64(UInt64(worker)))
             for _ in 0..<60 {
               let key = Int(generator.next() % 50)
               if generator.next() % 4 == 0 {

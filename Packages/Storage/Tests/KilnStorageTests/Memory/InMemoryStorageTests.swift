@@ -23,10 +23,10 @@ struct InMemoryStorageTests {
     now.advance(by: .seconds(10))
     storage.save("b")
     #expect(storage.value == "b")
-    #expect(storage.currentTimestamp == now())
+    #expect(storage.timestamp == now())
     storage.clear()
     #expect(throws: StorageError.empty) { try storage.load() }
-    #expect(storage.currentTimestamp == nil)
+    #expect(storage.timestamp == nil)
   }
 
   @Test("an initial value is stamped at creation")
@@ -34,7 +34,7 @@ struct InMemoryStorageTests {
     let now = ManualDate()
     let storage = InMemoryStorage(3, now: now.provider)
     #expect(try storage.load() == 3)
-    #expect(storage.currentTimestamp == now())
+    #expect(storage.timestamp == now())
   }
 
   @Test("it composes as a Storage: generic code loads and saves through the protocol")

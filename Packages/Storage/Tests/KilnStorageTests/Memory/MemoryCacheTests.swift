@@ -226,7 +226,7 @@ struct MemoryCacheTests {
     let violations = await withTaskGroup(of: Int.self) { group in
       for worker in 0..<8 {
         group.addTask {
-          var generator = SplitMix(seed: UInt64(worker))
+          var generator = SeededRandomNumberGenerator(seed: TestSeed.current &+ UInt64(UInt64(worker)))
           var violations = 0
           for _ in 0..<5_000 {
             let key = Int(generator.next() % 200)
@@ -248,18 +248,5 @@ struct MemoryCacheTests {
     let keys = cache.keys
     #expect(keys.count == cache.count)
     #expect(keys.reduce(0) { $0 + (cache.value(forKey: $1) ?? 0) % 40 } == cache.totalCost)
-  }
-}
-
-/// A small deterministic generator for stress tests.
-struct SplitMix: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

@@ -36,7 +36,7 @@ struct SerializableCacheTests {
   func randomHistory() async throws {
     try await withTemporaryDirectory { directory in
       var model: [String: Article] = [:]
-      var generator = SplitMix(seed: 42)
+      var generator = SeededRandomNumberGenerator(seed: TestSeed.current &+ UInt64(42))
       for round in 0..<4 {
         let cache = try Self.load(directory)
         #expect(Dictionary(uniqueKeysWithValues: cache.keys.map { ($0, cache[$0]!) }) == model, "round \(round)")

@@ -1,0 +1,138 @@
+/// A ``StoreFlowable`` made from a ``Cacher`` and a ``Fetcher`` for one param.
+///
+/// ```swift
+/// let cacher = StoreCacher<UserID, User>(expiration: .minutes(30))
+/// let user = AnyStoreFlowable.from(cacher: cacher, fetcher: UserFetcher(), param: id)
+/// for await state in user.publish() { render(state) }
+/// ```
+///
+/// Flowables made from one cacher share the state of each param (it lives in the cacher's
+/// ``Cacher/flows``): make as many as you like, they see the same states and share fetches.
+public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
+  let base: any FlowHandling<Data>
+
+  init(_ base: any FlowHandling<Data>) {
+    self.base = base
+  }
+
+  /// Makes a flowable for `param`.
+  ///
+  /// - Parameters:
+  ///   - cacher: Keeps the data and the shared states.
+  ///   - fetcher: Fetches the data of `param`.
+  ///   - param: The param.
+  /// - Returns: The flowable.
+  public static func from<C: Cacher, F: Fetcher>(
+    cacher: C, fetcher: F, param: C.Param
+  ) -> AnyStoreFlowable<Data> where C.Data == Data, F.Param == C.Param, F.Data == Data {
+    AnyStoreFlowable(
+      FlowHandle(cacher: cacher, param: param) { param, _ in try await fetcher.fetch(param: param) })
+  }
+
+  /// Makes a flowable for a cacher and fetcher without a param (``UnitParam``).
+  public static func from<C: Cacher, F: Fetcher>(
+    cacher: C, fetcher: F
+  ) -> AnyStoreFlowable<Data> where C.Data == Data, C.Param == UnitParam, F.Param == UnitParam, F.Data == Data {
+    from(cacher: cacher, fetcher: fetcher, param: UnitParam())
+  }
+
+  public func publish(forceRefresh: Bool) -> LoadingStateSequence<Data> {
+    base.publish(forceRefresh: forceRefresh)
+  }
+
+  public func requireData(from: GettingFrom) async throws -> Data {
+    try await base.requireData(from: from)
+  }
+
+  public func validate() async {
+    await base.validate()
+  }
+
+  public func refresh() async {
+    await base.refresh()
+  }
+
+  public func update(_ newData: Data?) async {
+    await base.update(newData)
+  }
+
+  public func clear() async {
+    await base.update(nil)
+  }
+}
+
+/// What ``AnyStoreFlowable`` forwards to.
+protocol FlowHandling<Data>: Sendable {
+  associatedtype Data: Sendable
+  func publish(forceRefresh: Bool) -> LoadingStateSequence<Data>
+  func requireData(from: GettingFrom) async throws -> Data
+  func validate() async
+  func refresh() async
+  func update(_ newData: Data?) async
+}
+
+/// One param of one cacher, with the fetch to use for it.
+struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
+  let cacher: any Cacher<Param, Data>
+  let param: Param
+  let fetch: FlowCoordinator<Param, Data>.Fetch
+
+  init(cacher: any Cacher<Param, Data>, param: Param, fetch: @escaping FlowCoordinator<Param, Data>.Fetch) {
+    self.cacher = cacher
+    self.param = param
+    self.fetch = fetch
+  }
+
+  /// Runs `body` with the param's coordinator, leased so it is not released meanwhile.
+  func withCoordinator<Result>(
+    _ body: (FlowCoordinator<Param, Data>) async throws -> Result
+  ) async rethrows -> Result {
+    let coordinator = cacher.flows.lease(param, cacher: cacher)
+    do {
+      let result = try await body(coordinator)
+      await coordinator.endLease()
+      return result
+    } catch {
+      await coordinator.endLease()
+      throw error
+    }
+  }
+
+  func snapshots(forceRefresh: Bool) -> LoadingSnapshotSequence<Data> {
+    let cacher = self.cacher
+    let param = self.param
+    let fetch = self.fetch
+    return LoadingSnapshotSequence {
+      let (coordinator, stream) = cacher.flows.subscribe(param, cacher: cacher)
+      var iterator = stream.makeAsyncIterator()
+      var activated = false
+      return SnapshotSource {
+        if !activated {
+          activated = true
+          await coordinator.activate(forceRefresh: forceRefresh, fetcher: fetch)
+        }
+        return await iterator.next()
+      }
+    }
+  }
+
+  func publish(forceRefresh: Bool) -> LoadingStateSequence<Data> {
+    LoadingStateSequence(snapshots(forceRefresh: forceRefresh))
+  }
+
+  func requireData(from: GettingFrom) async throws -> Data {
+    try await withCoordinator { try await $0.require(from: from, fetcher: fetch) }
+  }
+
+  func validate() async {
+    await withCoordinator { await $0.validate(fetcher: fetch) }
+  }
+
+  func refresh() async {
+    _ = await withCoordinator { await $0.refresh(fetcher: fetch) }
+  }
+
+  func update(_ newData: Data?) async {
+    await withCoordinator { await $0.update(newData) }
+  }
+}

@@ -1,0 +1,174 @@
+public import Foundation
+import _KilnSynchronization
+
+/// The loading states of a cacher's params: one shared state (and at most one fetch) per
+/// param, released when nobody has used it for ``releaseDelay``.
+///
+/// ```swift
+/// let flows = FlowRegistry<String, Article>(releaseAfter: .seconds(60))
+/// let cacher = StoreCacher(flows: flows)
+/// await flows.invalidate(prefix: "feed/")   // stale now; observed params refetch
+/// ```
+public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sendable {
+  /// How long the state of a param nobody observes or uses is kept.
+  public let releaseDelay: Duration
+  /// What happens to a fetch when its last subscriber and waiter leave.
+  public let abandonedFetch: AbandonedFetchPolicy
+  /// The clock the release delay runs on.
+  let clock: any Clock<Duration>
+  /// The wall clock that dates invalidations (compared with cached-at dates).
+  let now: @Sendable () -> Date
+
+  private struct Invalidation {
+    var matches: @Sendable (Param) -> Bool
+    var date: Date
+  }
+
+  private struct State {
+    var coordinators: [Param: FlowCoordinator<Param, Data>] = [:]
+    var invalidations: [Invalidation] = []
+  }
+
+  /// The most invalidation records kept for params not in memory; past it the oldest are
+  /// merged into one that invalidates every param cached before it (more refetching, never less).
+  static var invalidationLimit: Int { 64 }
+
+  private let state = KilnMutex(State())
+
+  /// Creates a registry.
+  ///
+  /// - Parameters:
+  ///   - releaseAfter: How long the state of an unused param is kept (five minutes by default).
+  ///   - abandonedFetch: Whether a fetch nobody waits for any more is cancelled (the default)
+  ///     or finishes and fills the cache.
+  ///   - clock: The clock the release delay runs on.
+  ///   - now: The wall clock that dates invalidations; use the cacher's.
+  public init(
+    releaseAfter: Duration = .seconds(300),
+    abandonedFetch: AbandonedFetchPolicy = .cancel,
+    clock: any Clock<Duration> = ContinuousClock(),
+    now: @escaping @Sendable () -> Date = Date.init
+  ) {
+    self.now = now
+    precondition(releaseAfter >= .zero, "FlowRegistry releaseAfter must not be negative")
+    releaseDelay = releaseAfter
+    self.abandonedFetch = abandonedFetch
+    self.clock = clock
+  }
+
+  /// The number of params whose state is held.
+  public var count: Int {
+    state.withLock { $0.coordinators.count }
+  }
+
+  /// The params whose state is held.
+  public var params: [Param] {
+    state.withLock { Array($0.coordinators.keys) }
+  }
+
+  // MARK: - Invalidation
+
+  /// Marks the data of every param matching `predicate` stale: held params that are observed
+  /// refetch now, the others on their next use, and params not held count data cached
+  /// until now as expired.
+  ///
+  /// - Parameter predicate: Which params to invalidate.
+  public func invalidate(where predicate: @escaping @Sendable (Param) -> Bool) async {
+    let now = self.now()
+    let held = state.withLock { state in
+      state.invalidations.append(Invalidation(matches: predicate, date: now))
+      if state.invalidations.count > Self.invalidationLimit {
+        let excess = state.invalidations.count - Self.invalidationLimit + 1
+        let latest = state.invalidations.prefix(excess).map(\.date).max() ?? now
+        state.invalidations.removeFirst(excess)
+        state.invalidations.insert(Invalidation(matches: { _ in true }, date: latest), at: 0)
+      }
+      return state.coordinators.map { ($0.key, $0.value.lease()) }
+    }
+    // The predicate is user code: run it outside the lock, then drop the other leases.
+    var matching: [FlowCoordinator<Param, Data>] = []
+    for (param, coordinator) in held {
+      if predicate(param) {
+        matching.append(coordinator)
+      } else {
+        await coordinator.endLease()
+      }
+    }
+    await withTaskGroup(of: Void.self) { group in
+      for coordinator in matching {
+        group.addTask {
+          await coordinator.invalidate()
+          await coordinator.endLease()
+        }
+      }
+    }
+  }
+
+  /// Marks every param's data stale (see ``invalidate(where:)``).
+  public func invalidateAll() async {
+    await invalidate(where: { _ in true })
+  }
+
+  /// Whether an invalidation covers data of `param` cached at `cachedAt`.
+  func isInvalidated(_ param: Param, cachedAt: Date?) -> Bool {
+    let invalidations = state.withLock { $0.invalidations }
+    return invalidations.contains { invalidation in
+      guard let cachedAt else { return invalidation.matches(param) }
+      return cachedAt <= invalidation.date && invalidation.matches(param)
+    }
+  }
+
+  // MARK: - Coordinators
+
+  /// The coordinator of `param` (created if needed) with a lease that keeps it held until
+  /// ``FlowCoordinator/endLease()``.
+  func lease(_ param: Param, cacher: any Cacher<Param, Data>) -> FlowCoordinator<Param, Data> {
+    state.withLock { state in
+      coordinator(param, cacher: cacher, in: &state).lease()
+    }
+  }
+
+  /// Subscribes to `param`'s states, atomically with respect to releasing it.
+  func subscribe(
+    _ param: Param, cacher: any Cacher<Param, Data>
+  ) -> (FlowCoordinator<Param, Data>, AsyncStream<LoadingSnapshot<Data>>) {
+    state.withLock { state in
+      let coordinator = coordinator(param, cacher: cacher, in: &state)
+      return (coordinator, coordinator.broadcaster.subscribe())
+    }
+  }
+
+  private func coordinator(
+    _ param: Param, cacher: any Cacher<Param, Data>, in state: inout State
+  ) -> FlowCoordinator<Param, Data> {
+    if let existing = state.coordinators[param] { return existing }
+    let created = FlowCoordinator(param: param, cacher: cacher, registry: self)
+    state.coordinators[param] = created
+    return created
+  }
+
+  /// Removes `coordinator` if it is still `param`'s, unleased and unobserved.
+  func release(_ param: Param, _ coordinator: FlowCoordinator<Param, Data>) -> Bool {
+    state.withLock { state in
+      guard state.coordinators[param] === coordinator, coordinator.isUnused else { return false }
+      state.coordinators.removeValue(forKey: param)
+      return true
+    }
+  }
+}
+
+/// What happens to a fetch when nobody waits for it any more (its last subscriber left and
+/// no `refresh`/`requireData` awaits it).
+public enum AbandonedFetchPolicy: Hashable, Sendable {
+  /// Cancel it; the content stays as it was.
+  case cancel
+  /// Let it finish and cache its result.
+  case finish
+}
+
+extension FlowRegistry where Param == String {
+  /// Marks the data of every param starting with `prefix` stale (see ``invalidate(where:)``).
+  public func invalidate(prefix: String) async {
+    await invalidate(where: { $0.hasPrefix(prefix) })
+  }
+}

@@ -1,0 +1,77 @@
+public import Foundation
+
+/// A ``Cacher`` keeping each param's data in any `KeyValueStore` (a `MemoryCache` by
+/// default), with the store's `storedAt` as the cached-at date.
+///
+/// ```swift
+/// let users = StoreCacher<UserID, User>(expiration: .minutes(30))
+/// let tiered = StoreCacher(store: TieredCache(memory: MemoryCache(entryLifetime: nil), disk: disk))
+/// ```
+///
+/// - Important: Give the store no entry lifetime of its own (`entryLifetime: nil`): a store
+///   that drops old entries drops the stale content the repository shows while it
+///   refreshes. Expiry is the cacher's ``expiration``.
+public final class StoreCacher<Param: Hashable & Sendable, Data: Sendable>: Cacher {
+  /// The store holding the data.
+  public let store: any KeyValueStore<Param, Data>
+  /// How long cached data stays valid; `nil` for forever.
+  public let expiration: Duration?
+  /// The wall clock that decides expiry.
+  public let now: @Sendable () -> Date
+  /// The loading states of this cacher's params.
+  public let flows: FlowRegistry<Param, Data>
+
+  /// Creates a cacher over `store`.
+  ///
+  /// - Parameters:
+  ///   - store: Where the data lives; by default a `MemoryCache` without limits or lifetime.
+  ///   - expiration: How long data stays valid; `nil` (the default) for forever.
+  ///   - flows: The registry of the params' loading states (its release delay, clock and
+  ///     what happens to a fetch nobody waits for); by default one using `now`.
+  ///   - now: The wall clock that decides expiry (and stamps the default store's entries).
+  public init(
+    store: (any KeyValueStore<Param, Data>)? = nil,
+    expiration: Duration? = nil,
+    flows: FlowRegistry<Param, Data>? = nil,
+    now: @escaping @Sendable () -> Date = Date.init
+  ) {
+    precondition(expiration.map { $0 >= .zero } ?? true, "StoreCacher expiration must not be negative")
+    self.store = store ?? MemoryCache<Param, Data>(entryLifetime: nil, now: now)
+    self.expiration = expiration
+    self.flows = flows ?? FlowRegistry(now: now)
+    self.now = now
+  }
+
+  /// The stored data of `param`.
+  public func loadData(param: Param) async throws -> Data? {
+    try await store.entry(forKey: param)?.value
+  }
+
+  /// Stores (or removes, with `nil`) the data of `param`.
+  public func saveData(_ data: Data?, param: Param) async throws {
+    if let data {
+      try await store.setValue(data, forKey: param, expiresAt: nil)
+    } else {
+      try await store.removeValue(forKey: param)
+    }
+  }
+
+  /// The store's `storedAt` for `param`.
+  public func loadDataCachedAt(param: Param) async throws -> Date? {
+    try await store.entry(forKey: param)?.storedAt
+  }
+
+  /// Does nothing: the store stamps each entry when it is saved.
+  public func saveDataCachedAt(_ cachedAt: Date?, param: Param) async throws {}
+
+  /// One read of the store's entry.
+  public func loadCachedData(param: Param) async throws -> CachedData<Data>? {
+    guard let entry = try await store.entry(forKey: param) else { return nil }
+    return CachedData(data: entry.value, cachedAt: entry.storedAt)
+  }
+
+  /// One write to the store (or one removal, with `nil`).
+  public func saveCachedData(_ data: Data?, cachedAt: Date?, param: Param) async throws {
+    try await saveData(data, param: param)
+  }
+}

@@ -1,0 +1,78 @@
+import _KilnSynchronization
+
+/// Fans the snapshots of one param out to its subscribers: replays the current snapshot to
+/// each new subscriber, then yields every change, in one order for everyone.
+///
+/// Only the param's ``FlowCoordinator`` emits (one at a time, from the actor), so comparing
+/// a new state with the current one happens outside the lock; registering a subscriber and
+/// yielding to all of them happen under it, so nobody misses or repeats a change.
+final class Broadcaster<Data: Sendable>: Sendable {
+  typealias Snapshot = LoadingSnapshot<Data>
+
+  private struct State {
+    var current: Snapshot?
+    var subscribers: [UInt64: AsyncStream<Snapshot>.Continuation] = [:]
+    var nextID: UInt64 = 0
+    var onEmpty: (@Sendable () -> Void)?
+  }
+
+  private let state = KilnMutex(State())
+
+  /// Calls `body` (outside the lock) each time the last subscriber leaves.
+  func onEmpty(_ body: @escaping @Sendable () -> Void) {
+    state.withLock { $0.onEmpty = body }
+  }
+
+  /// A new subscription: the current snapshot (if any), then every change. Ends (and
+  /// unsubscribes) when the iterating task is cancelled or the stream is dropped.
+  func subscribe() -> AsyncStream<Snapshot> {
+    let (stream, continuation) = AsyncStream.makeStream(of: Snapshot.self, bufferingPolicy: .unbounded)
+    let id = state.withLock { state in
+      let id = state.nextID
+      state.nextID += 1
+      return id
+    }
+    continuation.onTermination = { [weak self] _ in self?.remove(id) }
+    state.withLock { state in
+      state.subscribers[id] = continuation
+      if let current = state.current { continuation.yield(current) }
+    }
+    return stream
+  }
+
+  private func remove(_ id: UInt64) {
+    let onEmpty: (@Sendable () -> Void)? = state.withLock { state in
+      guard state.subscribers.removeValue(forKey: id) != nil, state.subscribers.isEmpty else { return nil }
+      return state.onEmpty
+    }
+    onEmpty?()
+  }
+
+  /// The number of subscribers.
+  var subscriberCount: Int {
+    state.withLock { $0.subscribers.count }
+  }
+
+  /// The last emitted snapshot.
+  var current: Snapshot? {
+    state.withLock { $0.current }
+  }
+
+  /// Emits `snapshot` to every subscriber unless its state equals the current one (then
+  /// only the origin is updated). Call from one task at a time.
+  ///
+  /// - Returns: Whether the snapshot was emitted.
+  @discardableResult
+  func emit(_ snapshot: Snapshot) -> Bool {
+    let current = state.withLock { $0.current }
+    if let current, current.state.isSame(as: snapshot.state) == true {
+      state.withLock { $0.current?.origin = snapshot.origin }
+      return false
+    }
+    state.withLock { state in
+      state.current = snapshot
+      for continuation in state.subscribers.values { continuation.yield(snapshot) }
+    }
+    return true
+  }
+}

@@ -1,0 +1,426 @@
+import Foundation
+import _KilnSynchronization
+
+/// The state of one param: its content, whether it loads or failed, the one fetch in
+/// flight, the additional page requests, and the order of cache writes.
+///
+/// Every change happens on this actor and is emitted through ``broadcaster``. After every
+/// `await`, the code re-checks `generation`: an `update`, `clear` or newer fetch bumps it,
+/// and whatever started before it can no longer change the content or the cache (newest
+/// wins). Cache writes run one after another in the order of the state changes, so the
+/// cache ends with what the state shows.
+actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
+  typealias Fetch = @Sendable (Param, Data?) async throws -> Data
+  typealias FetchTask = Task<Result<Data, any Error>, Never>
+
+  private enum Phase {
+    case fixed
+    case loading
+    case failed(any Error)
+  }
+
+  private enum Additional {
+    case fixed
+    case loading
+    case failed(any Error)
+  }
+
+  nonisolated let param: Param
+  nonisolated let cacher: any Cacher<Param, Data>
+  nonisolated let registry: FlowRegistry<Param, Data>
+  nonisolated let broadcaster = Broadcaster<Data>()
+  /// Leases (operations in progress and not yet ended); a leased coordinator is never released.
+  private nonisolated let leases = KilnMutex(0)
+
+  private var generation: UInt64 = 0
+  private var phase = Phase.fixed
+  private var content: Data?
+  private var cachedAt: Date?
+  private var origin: DataOrigin?
+  private var hasState = false
+  private var invalidated = false
+  private var fetch: (generation: UInt64, task: FetchTask)?
+  private var fetchWaiters = 0
+  private var lastFetch: Fetch?
+  private var lastWrite: Task<Void, Never>?
+  private var next = Additional.fixed
+  private var prev = Additional.fixed
+  private var releaseToken: UInt64 = 0
+  private var releaseTask: Task<Void, Never>?
+
+  /// Fetches started, for tests and statistics.
+  private(set) var fetchCount = 0
+
+  init(param: Param, cacher: any Cacher<Param, Data>, registry: FlowRegistry<Param, Data>) {
+    self.param = param
+    self.cacher = cacher
+    self.registry = registry
+    broadcaster.onEmpty { [weak self] in
+      guard let self else { return }
+      Task { await self.lastSubscriberLeft() }
+    }
+  }
+
+  // MARK: - Leases and release
+
+  /// Takes a lease; call ``endLease()`` when done.
+  nonisolated func lease() -> Self {
+    leases.withLock { $0 += 1 }
+    return self
+  }
+
+  /// Ends a lease; the last one schedules the release of an idle coordinator.
+  func endLease() {
+    let remaining = leases.withLock { leases in
+      leases -= 1
+      return leases
+    }
+    if remaining == 0 { scheduleReleaseIfIdle() }
+  }
+
+  /// No lease and no subscriber (checked by the registry under its lock).
+  nonisolated var isUnused: Bool {
+    leases.withLock { $0 } == 0 && broadcaster.subscriberCount == 0
+  }
+
+  private var isIdle: Bool {
+    fetch == nil && fetchWaiters == 0 && lastWrite == nil && isUnused
+  }
+
+  private func scheduleReleaseIfIdle() {
+    guard isIdle else { return }
+    releaseToken &+= 1
+    let token = releaseToken
+    let clock = registry.clock
+    let delay = registry.releaseDelay
+    releaseTask?.cancel()
+    releaseTask = Task {
+      try? await clock.sleep(for: delay)
+      self.releaseIfStillIdle(token)
+    }
+  }
+
+  private func releaseIfStillIdle(_ token: UInt64) {
+    guard token == releaseToken else { return }
+    releaseTask = nil
+    guard isIdle else { return }
+    _ = registry.release(param, self)
+  }
+
+  private func lastSubscriberLeft() {
+    releaseToken &+= 1
+    cancelAbandonedFetch()
+    scheduleReleaseIfIdle()
+  }
+
+  /// Cancels the fetch when nobody waits for it and the policy says so; the content stays.
+  private func cancelAbandonedFetch(leavingWaiters: Int = 0) {
+    guard registry.abandonedFetch == .cancel, let current = fetch, fetchWaiters <= leavingWaiters,
+      broadcaster.subscriberCount == 0
+    else { return }
+    current.task.cancel()
+    fetch = nil
+    generation &+= 1
+    phase = .fixed
+  }
+
+  // MARK: - State
+
+  private func currentState() -> LoadingState<Data>? {
+    switch phase {
+    case .loading:
+      return .loading(content: content)
+    case .failed(let error):
+      return .error(error, content: content)
+    case .fixed:
+      guard hasState else { return nil }
+      guard let content else { return .loading(content: nil) }
+      let paging = content as? any PagingSource
+      return .completed(
+        content: content,
+        next: additionalState(next, canRequest: paging?.canRequestNext ?? false),
+        prev: additionalState(prev, canRequest: paging?.canRequestPrev ?? false))
+    }
+  }
+
+  private func additionalState(_ additional: Additional, canRequest: Bool) -> AdditionalLoadingState {
+    switch additional {
+    case .fixed: .fixed(canRequestAdditionalData: canRequest)
+    case .loading: .loading
+    case .failed(let error): .error(error)
+    }
+  }
+
+  private func publish() {
+    guard let state = currentState() else { return }
+    broadcaster.emit(LoadingSnapshot(state: state, origin: content == nil ? nil : origin))
+  }
+
+  /// The content and its date as the coordinator knows them.
+  var snapshot: (content: Data?, cachedAt: Date?) { (content, cachedAt) }
+
+  // MARK: - Reading the cache
+
+  private struct Reading {
+    var cached: CachedData<Data>?
+    var isStale: Bool
+  }
+
+  /// Reads the cache after every write enqueued so far.
+  private func readCache() async -> Reading {
+    if let lastWrite { await lastWrite.value }
+    let cached = try? await cacher.loadCachedData(param: param)
+    guard let cached else { return Reading(cached: nil, isStale: true) }
+    let stale =
+      registry.isInvalidated(param, cachedAt: cached.cachedAt)
+      ? true : await cacher.needsRefresh(cachedAt: cached.cachedAt, param: param)
+    return Reading(cached: cached, isStale: stale)
+  }
+
+  /// Brings the state up to date with the cache and starts a fetch when the cache is empty,
+  /// expired or invalidated. Returns the fetch to wait for, if any.
+  private func ensureValid(_ fetcher: @escaping Fetch) async -> FetchTask? {
+    lastFetch = fetcher
+    if let fetch { return fetch.task }
+    let before = generation
+    let reading = await readCache()
+    // Re-check: an update, clear or fetch may have finished (or started) during the read.
+    if let fetch { return fetch.task }
+    guard before == generation else { return nil }
+    if let cached = reading.cached {
+      if !hasState || cachedAt != cached.cachedAt || content == nil {
+        content = cached.data
+        cachedAt = cached.cachedAt
+        origin = .cache
+      }
+    }
+    hasState = true
+    if reading.isStale || invalidated {
+      return startFetch(fetcher)
+    }
+    phase = .fixed
+    publish()
+    return nil
+  }
+
+  private func startFetch(_ fetcher: @escaping Fetch) -> FetchTask {
+    lastFetch = fetcher
+    generation &+= 1
+    let fetchGeneration = generation
+    next = .fixed
+    prev = .fixed
+    phase = .loading
+    hasState = true
+    fetchCount += 1
+    publish()
+    let param = self.param
+    let stale = content
+    let task = FetchTask {
+      let result: Result<Data, any Error>
+      do {
+        result = .success(try await fetcher(param, stale))
+      } catch {
+        result = .failure(error)
+      }
+      await self.finishFetch(fetchGeneration, result)
+      return result
+    }
+    fetch = (fetchGeneration, task)
+    return task
+  }
+
+  private func finishFetch(_ fetchGeneration: UInt64, _ result: Result<Data, any Error>) async {
+    guard let current = fetch, current.generation == fetchGeneration else { return }
+    fetch = nil
+    switch result {
+    case .success(let data):
+      content = data
+      cachedAt = cacher.now()
+      origin = .fetcher
+      phase = .fixed
+      invalidated = false
+      publish()
+      await write(data, cachedAt: cachedAt)
+    case .failure(let error):
+      phase = .failed(error)
+      publish()
+    }
+    scheduleReleaseIfIdle()
+  }
+
+  /// Waits for `task`, counting as one of its waiters: when the last waiter is cancelled
+  /// and nobody observes, the fetch is cancelled (per the registry's policy).
+  private func wait(for task: FetchTask) async -> Result<Data, any Error> {
+    fetchWaiters += 1
+    let result = await withTaskCancellationHandler {
+      await task.value
+    } onCancel: {
+      Task { await self.waiterCancelled(task) }
+    }
+    fetchWaiters -= 1
+    return result
+  }
+
+  private func waiterCancelled(_ task: FetchTask) {
+    // The cancelled waiter still counts until the task answers it: cancel when it is the only one.
+    guard fetch?.task == task else { return }
+    cancelAbandonedFetch(leavingWaiters: 1)
+  }
+
+  /// Writes after every earlier write, then waits for it.
+  private func write(_ data: Data?, cachedAt: Date?) async {
+    let previous = lastWrite
+    let cacher = self.cacher
+    let param = self.param
+    let task = Task {
+      await previous?.value
+      try? await cacher.saveCachedData(data, cachedAt: cachedAt, param: param)
+    }
+    lastWrite = task
+    await task.value
+    if lastWrite == task { lastWrite = nil }
+  }
+
+  // MARK: - Operations
+
+  /// A new subscriber arrived: validate (or refetch) without waiting for the fetch.
+  func activate(forceRefresh: Bool, fetcher: @escaping Fetch) async {
+    releaseToken &+= 1
+    if forceRefresh {
+      // Read the cache first so the stale content shows while the refetch runs.
+      if !hasState, fetch == nil { _ = await readCacheIfNeeded() }
+      _ = startFetch(fetcher)
+    } else {
+      _ = await ensureValid(fetcher)
+    }
+  }
+
+  /// Validates and waits for the fetch it needs, if any.
+  func validate(fetcher: @escaping Fetch) async {
+    if let task = await ensureValid(fetcher) { _ = await wait(for: task) }
+  }
+
+  /// Fetches again (superseding any fetch in flight) and waits.
+  @discardableResult
+  func refresh(fetcher: @escaping Fetch) async -> Result<Data, any Error> {
+    await wait(for: startFetch(fetcher))
+  }
+
+  /// Valid data from where `from` says.
+  func require(from: GettingFrom, fetcher: @escaping Fetch) async throws -> Data {
+    switch from {
+    case .origin:
+      return try await refresh(fetcher: fetcher).get()
+    case .cache:
+      let reading = await readCache()
+      guard let cached = reading.cached, !reading.isStale, !invalidated else { throw NoSuchElementError() }
+      return cached.data
+    case .both:
+      if fetch == nil {
+        let reading = await readCache()
+        if fetch == nil, let cached = reading.cached, !reading.isStale, !invalidated { return cached.data }
+      }
+      let task = fetch?.task ?? startFetch(fetcher)
+      return try await wait(for: task).get()
+    }
+  }
+
+  /// Replaces the content (newest wins over any fetch in flight); `nil` clears it.
+  func update(_ data: Data?, origin newOrigin: DataOrigin = .update) async {
+    generation &+= 1
+    fetch = nil
+    next = .fixed
+    prev = .fixed
+    content = data
+    cachedAt = data == nil ? nil : cacher.now()
+    origin = data == nil ? nil : newOrigin
+    phase = .fixed
+    hasState = true
+    invalidated = false
+    publish()
+    await write(data, cachedAt: cachedAt)
+  }
+
+  /// Marks the content stale; refetches now when someone observes it.
+  func invalidate() {
+    invalidated = true
+    if broadcaster.subscriberCount > 0, fetch == nil, let lastFetch {
+      _ = startFetch(lastFetch)
+    }
+  }
+
+  // MARK: - Additional pages
+
+  /// Loads an additional page with `load` (which returns the new content, or `nil` when the
+  /// answer no longer fits the content) following the seed's transitions.
+  func requestAdditional(
+    _ direction: PageDirection,
+    continueWhenError: Bool,
+    load: @escaping @Sendable (Data) -> (@Sendable () async throws -> @Sendable (Data) -> Data?)?
+  ) async -> AdditionalRequestResult {
+    if !hasState { _ = await readCacheIfNeeded() }
+    switch phase {
+    case .loading: return .skipped(.mainLoading)
+    case .failed: return .rejected(.onErrorState)
+    case .fixed: break
+    }
+    guard let current = content else { return .rejected(.onNil) }
+    switch additional(direction) {
+    case .loading: return .skipped(.alreadyLoading)
+    case .failed where !continueWhenError: return .skipped(.previousError)
+    case .failed, .fixed: break
+    }
+    guard let request = load(current) else { return .skipped(.noMoreData) }
+    let requestGeneration = generation
+    setAdditional(direction, .loading)
+    publish()
+    let merge: @Sendable (Data) -> Data?
+    do {
+      merge = try await request()
+    } catch {
+      guard requestGeneration == generation else { return .superseded }
+      setAdditional(direction, .failed(error))
+      publish()
+      return .failed(error)
+    }
+    guard requestGeneration == generation, let latest = content else { return .superseded }
+    setAdditional(direction, .fixed)
+    guard let merged = merge(latest) else {
+      publish()
+      return .superseded
+    }
+    content = merged
+    cachedAt = cachedAt ?? cacher.now()
+    origin = .fetcher
+    publish()
+    await write(merged, cachedAt: cachedAt)
+    return .loaded
+  }
+
+  private func readCacheIfNeeded() async -> Bool {
+    let before = generation
+    let reading = await readCache()
+    guard !hasState, before == generation else { return false }
+    hasState = true
+    if let cached = reading.cached {
+      content = cached.data
+      cachedAt = cached.cachedAt
+      origin = .cache
+    }
+    return true
+  }
+
+  private func additional(_ direction: PageDirection) -> Additional {
+    direction == .next ? next : prev
+  }
+
+  private func setAdditional(_ direction: PageDirection, _ value: Additional) {
+    if direction == .next { next = value } else { prev = value }
+  }
+}
+
+/// The direction of an additional page.
+enum PageDirection: Sendable {
+  case next
+  case prev
+}

@@ -1,1 +1,0 @@
-// Tests for KilnRepository arrive with its implementation (see Packages/Repository/README.md).

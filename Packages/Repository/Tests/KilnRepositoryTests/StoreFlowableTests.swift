@@ -1,0 +1,253 @@
+import Foundation
+import KilnRepository
+import KilnTesting
+import Testing
+
+/// The exact states `publish()` emits for each cache state and fetch outcome.
+@Suite(.timeLimit(.minutes(1)))
+struct StoreFlowableTests {
+  let date = ManualDate()
+  let memory: MemoryCache<String, Int>
+  let cacher: StoreCacher<String, Int>
+  let fetcher = ControlledFetcher<Int>()
+
+  init() {
+    memory = MemoryCache(entryLifetime: nil, now: date.provider)
+    cacher = StoreCacher(store: memory, expiration: .seconds(60), now: date.provider)
+  }
+
+  var flowable: AnyStoreFlowable<Int> {
+    AnyStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: "a")
+  }
+
+  @Test("no cache: loading(nil), then completed with the fetched value, after one fetch")
+  func noCache() async {
+    let subscriber = Subscriber(flowable.publish())
+    await fetcher.calls.wait(untilAtLeast: 1)
+    fetcher.succeed(0, 7)
+    #expect(await subscriber.wait(for: 2) == [.loading(content: nil), completed(7)])
+    #expect(await flowable.getData(from: .cache) == 7)
+    #expect(memory["a"] == 7)
+    await flowable.update(8)
+    #expect(await subscriber.wait(for: 3) == [.loading(content: nil), completed(7), completed(8)])
+    #expect(fetcher.calls.value == 1)
+    #expect(subscriber.snapshots.values.map(\.origin) == [nil, .fetcher, .update])
+    await subscriber.cancel()
+  }
+
+  @Test("a valid cache: completed with it, and no fetch")
+  func validCache() async {
+    memory.setValue(5, forKey: "a", expiresAt: nil)
+    let subscriber = Subscriber(flowable.publish())
+    #expect(await subscriber.wait(for: 1) == [completed(5)])
+    #expect(subscriber.snapshots.values.first?.origin == .cache)
+    await flowable.update(6)
+    #expect(await subscriber.wait(for: 2) == [completed(5), completed(6)])
+    #expect(fetcher.calls.value == 0)
+    await subscriber.cancel()
+  }
+
+  @Test("an expired cache stays visible: loading(stale), then completed(fresh)")
+  func expiredCache() async {
+    memory.setValue(5, forKey: "a", expiresAt: nil)
+    date.advance(by: .seconds(61))
+    let subscriber = Subscriber(flowable.publish())
+    await fetcher.calls.wait(untilAtLeast: 1)
+    #expect(await subscriber.wait(for: 1) == [.loading(content: 5)])
+    fetcher.succeed(0, 9)
+    #expect(await subscriber.wait(for: 2) == [.loading(content: 5), completed(9)])
+    #expect(fetcher.calls.value == 1)
+    await subscriber.cancel()
+  }
+
+  @Test("no cache and a failing fetch: loading(nil), error; the sequence stays open and validate() recovers")
+  func failureThenValidate() async {
+    let subscriber = Subscriber(flowable.publish())
+    await fetcher.calls.wait(untilAtLeast: 1)
+    fetcher.fail(0, "down")
+    #expect(await subscriber.wait(for: 2) == [.loading(content: nil), .error(TestError("down"), content: nil)])
+    fetcher.succeed(1, 3)
+    await flowable.validate()
+    #expect(
+      await subscriber.wait(for: 4) == [
+        .loading(content: nil), .error(TestError("down"), content: nil), .loading(content: nil), completed(3),
+      ])
+    #expect(fetcher.calls.value == 2)
+    await subscriber.cancel()
+  }
+
+  @Test("a valid cache and a failing fetcher: completed(cached), no fetch")
+  func validCacheFailingFetcher() async {
+    memory.setValue(5, forKey: "a", expiresAt: nil)
+    let failing = CountingFetcher<Int> { _ in throw TestError("down") }
+    let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: failing, param: "a")
+    let subscriber = Subscriber(flowable.publish())
+    #expect(await subscriber.wait(for: 1) == [completed(5)])
+    await flowable.validate()
+    #expect(failing.calls.value == 0)
+    await flowable.update(6)
+    #expect(await subscriber.wait(for: 2) == [completed(5), completed(6)])
+    await subscriber.cancel()
+  }
+
+  @Test("refresh while observed: every subscriber sees completed(V), loading(V), completed(F)")
+  func refreshWhileObserved() async {
+    memory.setValue(1, forKey: "a", expiresAt: nil)
+    let subscribers = (0..<3).map { _ in Subscriber(flowable.publish()) }
+    for subscriber in subscribers { _ = await subscriber.wait(for: 1) }
+    fetcher.succeed(0, 2)
+    await flowable.refresh()
+    for subscriber in subscribers {
+      #expect(await subscriber.wait(for: 3) == [completed(1), .loading(content: 1), completed(2)])
+      await subscriber.cancel()
+    }
+    #expect(memory["a"] == 2)
+  }
+
+  @Test("a failed refresh keeps the value in the cache and in the error state; update recovers")
+  func failedRefreshKeepsValue() async {
+    memory.setValue(1, forKey: "a", expiresAt: nil)
+    let subscriber = Subscriber(flowable.publish())
+    _ = await subscriber.wait(for: 1)
+    fetcher.fail(0, "down")
+    await flowable.refresh()
+    #expect(
+      await subscriber.wait(for: 3) == [completed(1), .loading(content: 1), .error(TestError("down"), content: 1)])
+    #expect(memory["a"] == 1)
+    #expect(await flowable.getData(from: .cache) == 1)
+    await flowable.update(4)
+    #expect(await subscriber.wait(for: 4).last == completed(4))
+    await subscriber.cancel()
+  }
+
+  @Test("update(nil) and clear() empty the cache and show loading(nil)")
+  func updateNilAndClear() async {
+    memory.setValue(1, forKey: "a", expiresAt: nil)
+    let subscriber = Subscriber(flowable.publish())
+    _ = await subscriber.wait(for: 1)
+    await flowable.update(nil)
+    #expect(await subscriber.wait(for: 2) == [completed(1), .loading(content: nil)])
+    #expect(memory["a"] == nil)
+    await flowable.update(2)
+    await flowable.clear()
+    #expect(
+      await subscriber.wait(for: 4) == [completed(1), .loading(content: nil), completed(2), .loading(content: nil)])
+    #expect(memory["a"] == nil)
+    #expect(fetcher.calls.value == 0)
+    await subscriber.cancel()
+  }
+
+  @Test("forceRefresh fetches even with a valid cache")
+  func forceRefresh() async {
+    memory.setValue(1, forKey: "a", expiresAt: nil)
+    let subscriber = Subscriber(flowable.publish(forceRefresh: true))
+    await fetcher.calls.wait(untilAtLeast: 1)
+    fetcher.succeed(0, 2)
+    #expect(await subscriber.wait(for: 2) == [.loading(content: 1), completed(2)])
+    await subscriber.cancel()
+  }
+
+  @Test("a fetch that started before update never overwrites it, whatever the answer order")
+  func updateWinsOverOlderFetch() async {
+    let subscriber = Subscriber(flowable.publish())
+    await fetcher.calls.wait(untilAtLeast: 1)
+    await flowable.update(10)
+    fetcher.succeed(0, 1)
+    await fetcher.ended.wait(untilAtLeast: 1)
+    await flowable.update(11)
+    #expect(await subscriber.wait(for: 3) == [.loading(content: nil), completed(10), completed(11)])
+    #expect(memory["a"] == 11)
+    await subscriber.cancel()
+  }
+
+  @Test("a fetch that started before clear never writes the cache")
+  func clearWinsOverOlderFetch() async {
+    let refresh = Task { [flowable] in await flowable.refresh() }
+    await fetcher.calls.wait(untilAtLeast: 1)
+    await flowable.clear()
+    fetcher.succeed(0, 1)
+    await refresh.value
+    #expect(memory["a"] == nil)
+    #expect(await flowable.getData(from: .cache) == nil)
+  }
+
+  @Test("a newer refresh wins over an older one answered later", arguments: [true, false])
+  func newerRefreshWins(olderAnswersLast: Bool) async {
+    let subscriber = Subscriber(flowable.publish())
+    await fetcher.calls.wait(untilAtLeast: 1)
+    let second = Task { [flowable] in await flowable.refresh() }
+    await fetcher.calls.wait(untilAtLeast: 2)
+    if olderAnswersLast {
+      fetcher.succeed(1, 2)
+      await second.value
+      fetcher.succeed(0, 1)
+      await fetcher.ended.wait(untilAtLeast: 2)
+    } else {
+      fetcher.succeed(0, 1)
+      await fetcher.ended.wait(untilAtLeast: 1)
+      fetcher.succeed(1, 2)
+      await second.value
+    }
+    await flowable.update(3)
+    let states = await subscriber.wait(for: 3)
+    #expect(states == [.loading(content: nil), completed(2), completed(3)])
+    await subscriber.cancel()
+  }
+
+  @Test("equal consecutive states are not emitted")
+  func noDuplicates() async {
+    memory.setValue(1, forKey: "a", expiresAt: nil)
+    let subscriber = Subscriber(flowable.publish())
+    _ = await subscriber.wait(for: 1)
+    await flowable.update(1)
+    await flowable.validate()
+    let second = Subscriber(flowable.publish())
+    _ = await second.wait(for: 1)
+    await flowable.update(2)
+    #expect(await subscriber.wait(for: 2) == [completed(1), completed(2)])
+    #expect(await second.wait(for: 2) == [completed(1), completed(2)])
+    await subscriber.cancel()
+    await second.cancel()
+  }
+
+  @Test("20 concurrent subscribers on an empty cache share one fetch, and leave nothing behind")
+  func concurrentSubscribersShareOneFetch() async {
+    let subscribers = (0..<20).map { _ in Subscriber(flowable.publish()) }
+    await fetcher.calls.wait(untilAtLeast: 1)
+    for subscriber in subscribers { await subscriber.states.waitForCount(1) }
+    fetcher.succeed(0, 5)
+    for subscriber in subscribers {
+      #expect(await subscriber.wait(for: 2).last == completed(5))
+    }
+    #expect(fetcher.calls.value == 1)
+    for subscriber in subscribers { await subscriber.cancel() }
+    #expect(fetcher.calls.value == 1)
+  }
+
+  @Test("the origin of a value is reported: cache, fetcher, update")
+  func origins() async {
+    memory.setValue(1, forKey: "a", expiresAt: nil)
+    let subscriber = Subscriber(flowable.publish())
+    _ = await subscriber.wait(for: 1)
+    fetcher.succeed(0, 2)
+    await flowable.refresh()
+    await flowable.update(3)
+    _ = await subscriber.wait(for: 4)
+    #expect(subscriber.snapshots.values.map(\.origin) == [.cache, .cache, .fetcher, .update])
+    await subscriber.cancel()
+  }
+
+  @Test("flowables made from one cacher share the state of a param")
+  func sharedAcrossFlowables() async {
+    let first = flowable
+    let second = AnyStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: "a")
+    let subscriber = Subscriber(first.publish())
+    await fetcher.calls.wait(untilAtLeast: 1)
+    await second.update(4)
+    #expect(await subscriber.wait(for: 2) == [.loading(content: nil), completed(4)])
+    fetcher.succeed(0, 1)
+    await fetcher.ended.wait(untilAtLeast: 1)
+    #expect(await first.getData(from: .cache) == 4)
+    await subscriber.cancel()
+  }
+}

@@ -1,0 +1,122 @@
+import KilnRepository
+import KilnTesting
+import Testing
+import _KilnSynchronization
+
+/// Many subscribers and many concurrent operations: no lost, duplicate or stale state, one
+/// fetch per refresh, and nothing left after everyone leaves.
+@Suite(.timeLimit(.minutes(2)))
+struct StressTests {
+  static func consecutiveDuplicates(_ states: [LoadingState<Int>]) -> Int {
+    zip(states, states.dropFirst()).filter { $0 == $1 }.count
+  }
+
+  @Test("1,000 subscribers × 100 refreshes: everyone sees every state, one fetch per refresh, nothing leaks")
+  func thousandSubscribersHundredRefreshes() async {
+    let clock = ManualClock()
+    let flows = FlowRegistry<String, Int>(releaseAfter: .seconds(1), clock: clock)
+    let cacher = StoreCacher(flows: flows)
+    let counter = AsyncCounter()
+    let fetcher = CountingFetcher<Int> { _ in
+      counter.increment()
+      return counter.value
+    }
+    let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: "feed")
+    await flowable.update(0)
+    let subscribers = (0..<1_000).map { _ in Subscriber(flowable.publish()) }
+    for subscriber in subscribers { await subscriber.states.waitForCount(1) }
+    for _ in 0..<100 { await flowable.refresh() }
+    #expect(fetcher.calls.value == 100)
+    var expected: [LoadingState<Int>] = [completed(0)]
+    for value in 1...100 { expected += [.loading(content: value - 1), completed(value)] }
+    for subscriber in subscribers {
+      #expect(await subscriber.wait(for: 201) == expected)
+    }
+    for subscriber in subscribers { await subscriber.cancel() }
+    for _ in 0..<1_000 where flows.count > 0 {
+      clock.advance(by: .seconds(1))
+      await Task.yield()
+    }
+    #expect(flows.count == 0)
+    #expect(await flowable.getData(from: .cache) == 100)
+  }
+
+  @Test("thousands of concurrent refreshes, updates, reads and subscriptions keep every invariant")
+  func concurrentOperations() async {
+    let flows = FlowRegistry<String, Int>(clock: ManualClock())
+    let cacher = StoreCacher(flows: flows)
+    let fetcher = CountingFetcher<Int> { _ in
+      await Task.yield()
+      return Int.random(in: 0..<1_000)
+    }
+    let flowables = (0..<4).map { AnyStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: "p\($0)") }
+    let subscribers = flowables.flatMap { flowable in (0..<25).map { _ in Subscriber(flowable.publish()) } }
+    await withTaskGroup(of: Void.self) { group in
+      for index in 0..<4_000 {
+        let flowable = flowables[index % 4]
+        group.addTask {
+          switch index % 5 {
+          case 0: await flowable.refresh()
+          case 1: await flowable.update(-index)
+          case 2: _ = await flowable.getData()
+          case 3: await flowable.validate()
+          default:
+            let transient = Subscriber(flowable.publish())
+            _ = await transient.wait(for: 1)
+            await transient.cancel()
+          }
+        }
+      }
+    }
+    // A final write wins over everything before it, for every subscriber and in the cache.
+    for (index, flowable) in flowables.enumerated() { await flowable.update(10_000 + index) }
+    for (index, subscriber) in subscribers.enumerated() {
+      let final = completed(10_000 + index / 25)
+      while subscriber.states.values.last != final { await Task.yield() }
+      #expect(Self.consecutiveDuplicates(subscriber.states.values) == 0)
+      await subscriber.cancel()
+    }
+    for (index, flowable) in flowables.enumerated() {
+      #expect(await flowable.getData(from: .cache) == 10_000 + index)
+    }
+  }
+}
+
+/// `combineState` over live flowables.
+@Suite(.timeLimit(.minutes(1)))
+struct CombineStateTests {
+  @Test("combineState emits the zipped latest states of both sequences")
+  func combineTwo() async {
+    let left = AnyStoreFlowable.from(
+      cacher: StoreCacher<String, Int>(), fetcher: CountingFetcher { _ in 1 }, param: "l")
+    let right = AnyStoreFlowable.from(
+      cacher: StoreCacher<String, Int>(), fetcher: CountingFetcher { _ in throw TestError("r") }, param: "r")
+    await left.update(1)
+    await right.update(2)
+    let subscriber = Subscriber(left.publish().combineState(right.publish()) { $0 * 10 + $1 })
+    #expect(await subscriber.wait(for: 1) == [completed(12)])
+    await right.refresh()
+    let states = await subscriber.wait(for: 3)
+    #expect(states[1] == .loading(content: 12))
+    #expect(states[2] == .error(TestError("r"), content: 12))
+    await right.update(3)
+    #expect(await subscriber.wait(for: 4).last == completed(13))
+    await subscriber.cancel()
+  }
+
+  @Test("combineState of five sequences and mapContent")
+  func combineFive() async {
+    let flowables = (0..<5).map { index in
+      AnyStoreFlowable.from(cacher: StoreCacher<String, Int>(), fetcher: CountingFetcher { _ in index }, param: "x")
+    }
+    for (index, flowable) in flowables.enumerated() { await flowable.update(index) }
+    let combined = flowables[0].publish().combineState(
+      flowables[1].publish(), flowables[2].publish(), flowables[3].publish(), flowables[4].publish()
+    ) { $0 + $1 + $2 + $3 + $4 }
+    let subscriber = Subscriber(combined.mapContent { $0 * 2 })
+    #expect(await subscriber.wait(for: 1) == [completed(20)])
+    await flowables[4].update(14)
+    #expect(await subscriber.wait(for: 2).last == completed(40))
+    await subscriber.cancel()
+  }
+}
