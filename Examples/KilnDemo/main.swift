@@ -172,4 +172,6 @@ let (stale, staleTime) = try await timed { try await forgiving.load() }
 print("   the forgiving one serves the stale feed from disk: \(stale.headline) (\(show(staleTime)))")
 check(stale == burst.first!, "the last stored feed")
 
+try await repositoryStep(workspace: workspace)
+
 print("\nDone: every step behaved as described.")
