@@ -85,6 +85,7 @@ public final class URLSessionTransport: Transport {
             task.resume()
           } else {
             delegate.unregister(task)
+            task.cancel()
             continuation.resume(throwing: TransportError.cancelled)
           }
         }

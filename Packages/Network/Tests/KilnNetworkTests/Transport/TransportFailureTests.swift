@@ -149,6 +149,32 @@ struct TransportFailureTests {
     try await server.stop()
   }
 
+  @Test(
+    "a body in an unknown Content-Encoding is passed through, or a typed error where libcurl refuses it",
+    arguments: TransportKind.allCases)
+  func unknownContentEncoding(kind: TransportKind) async throws {
+    let server = try await TestServer.start { _ in
+      TestResponse(status: 200, headers: [("Content-Encoding", "x-kiln")], body: Array("raw bytes".utf8))
+    }
+    try await kind.withTransport { transport in
+      let request = HTTPRequest(url: server.url("/encoded"))
+      #if canImport(FoundationNetworking)
+        if kind == .urlSession {
+          let error = await transportError(transport, request)
+          guard case .other = error else {
+            Issue.record("expected .other, got \(String(describing: error))")
+            return
+          }
+          return
+        }
+      #endif
+      let response = try await transport.send(request)
+      #expect(response.headers["Content-Encoding"] == "x-kiln")
+      #expect(String(decoding: response.body, as: UTF8.self) == "raw bytes")
+    }
+    try await server.stop()
+  }
+
   @Test("a URL that is not absolute http(s) is invalidRequest", arguments: TransportKind.allCases)
   func invalidURL(kind: TransportKind) async throws {
     try await kind.withTransport { transport in

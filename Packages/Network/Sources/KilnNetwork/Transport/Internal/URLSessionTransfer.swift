@@ -108,8 +108,11 @@ final class URLSessionTransfer: Sendable {
       if let error {
         var mapped = TransportError(urlSessionError: error)
         // libcurl reports a body cut short ("transfer closed with n bytes remaining") or a
-        // connection reset mid-body as an unknown error: after the head, it is a lost connection.
-        if case .other = mapped, state.status != nil, (error as NSError).code == URLError.Code.unknown.rawValue {
+        // connection reset mid-body as an unknown error; other unknown errors (such as an
+        // unrecognized content encoding) stay `.other`.
+        if case .other(let description) = mapped, state.status != nil,
+          Self.lostConnectionMessages.contains(where: { description.contains($0) })
+        {
           mapped = .connectionLost
         }
         return (continuation, .failure(mapped))
@@ -133,6 +136,9 @@ final class URLSessionTransfer: Sendable {
     task?.cancel()
     return false
   }
+
+  /// What libcurl says when the connection failed after the response head.
+  private static let lostConnectionMessages = ["transfer closed", "Recv failure", "Connection reset"]
 
   /// The header fields of `response`.
   static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
