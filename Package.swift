@@ -187,7 +187,7 @@ let package = Package(
     .executableTarget(
       name: "kiln-demo",
       dependencies: [
-        "KilnCore", "KilnQuery", "KilnStorage", "KilnDispatch", "_KilnTestServer",
+        "KilnCore", "KilnQuery", "KilnStorage", "KilnRepository", "KilnDispatch", "_KilnTestServer",
       ],
       path: "Examples/KilnDemo"
     ),
