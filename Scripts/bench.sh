@@ -5,12 +5,33 @@
 #   Scripts/bench.sh                    every benchmark target
 #   Scripts/bench.sh --filter 'MemoryCache.*'  only cases whose whole name matches
 #   Scripts/bench.sh --target CoreBenchmarks
+#   Scripts/bench.sh --json FILE        also write the table as JSON (see Benchmarks/README.md)
+#   Scripts/bench.sh --smoke            run every benchmark once (seconds), check no target:
+#                                       what CI runs so that no benchmark rots
 #
-# Arguments are passed to `swift package benchmark`. Exits 1 when a target is missed.
+# Other arguments are passed to `swift package benchmark`. Exits 1 when a target is missed
+# (never with --smoke) or when a benchmark fails to build or run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib/common.sh
 kiln_ensure_system_libraries
+
+report_options=()
+passed=()
+while (($#)); do
+  case $1 in
+    --smoke)
+      export KILN_BENCH_SMOKE=1
+      report_options+=(--smoke)
+      ;;
+    --json)
+      report_options+=(--json "$(realpath -m "$2")")
+      shift
+      ;;
+    *) passed+=("$1") ;;
+  esac
+  shift
+done
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -18,14 +39,15 @@ trap 'rm -rf "$out"' EXIT
 (
   cd Benchmarks
   swift package --allow-writing-to-directory "$out" benchmark \
-    --format histogramSamples --path "$out" --no-progress "$@"
+    --format histogramSamples --path "$out" --no-progress ${passed[@]+"${passed[@]}"}
 ) >"$out/run.log" 2>&1 || {
   tail -40 "$out/run.log"
   echo "benchmark run failed"
   exit 1
 }
 
+[[ -n ${KILN_BENCH_SMOKE:-} ]] && echo "Smoke run: one iteration each, the figures are not measurements."
 echo "Kiln benchmarks ($(uname -m), $(nproc 2>/dev/null || sysctl -n hw.ncpu) cores; p50 per operation, same run)"
 echo
 cat Benchmarks/Benchmarks/*/targets.tsv >"$out/targets.tsv"
-python3 Scripts/lib/bench_report.py "$out" "$out/targets.tsv"
+python3 Scripts/lib/bench_report.py ${report_options[@]+"${report_options[@]}"} "$out" "$out/targets.tsv"

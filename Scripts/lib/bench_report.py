@@ -5,7 +5,13 @@ Reads the `histogramSamples` export of ordo-one/benchmark (one TSV per benchmark
 metric) from the folder given as the first argument, pairs `<case> | kiln ×N` with
 `<case> | baseline ×N`, and checks each ratio against the targets file (second argument):
 lines of `<case>\t<max ratio>`; `#` starts a comment. Exits 1 when a target is missed.
+
+  --json FILE   also writes the table as JSON: a list of {case, kiln, baseline, ratio,
+                target, met}, times in nanoseconds per operation, target and met null
+                when the case has none.
+  --smoke       a smoke run: prints the table, checks no target.
 """
+import json
 import os
 import re
 import sys
@@ -69,10 +75,24 @@ def duration(ns):
     return f"{ns:.3g} ns"
 
 
+def finite(value):
+    """A JSON-safe number: None for NaN."""
+    return None if value != value else value
+
+
 def main():
-    folder = sys.argv[1]
-    targets = read_targets(sys.argv[2] if len(sys.argv) > 2 else None)
+    args = sys.argv[1:]
+    json_path = None
+    smoke = "--smoke" in args
+    args = [arg for arg in args if arg != "--smoke"]
+    if "--json" in args:
+        index = args.index("--json")
+        json_path = args[index + 1]
+        del args[index : index + 2]
+    folder = args[0]
+    targets = {} if smoke else read_targets(args[1] if len(args) > 1 else None)
     results = read_samples(folder)
+    records = []
     cases = sorted({case for case, _ in results})
     rows = [("case", "Kiln / op", "baseline / op", "ratio", "target", "allocs / op (Kiln, baseline)")]
     missed = []
@@ -95,11 +115,25 @@ def main():
         ba = percentile(base.get("mallocCountTotal", []), 50) / base["batch"]
         shown = f"{ratio:.2f}×" if ratio >= 0.1 else f"{ratio:.2g}×"
         rows.append((case, duration(k), duration(b), shown, verdict, f"{ka:.3g}, {ba:.3g}"))
+        records.append(
+            {
+                "case": case,
+                "kiln": finite(k),
+                "baseline": finite(b),
+                "ratio": finite(ratio),
+                "target": target,
+                "met": None if target is None else ratio <= target,
+            }
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for index, row in enumerate(rows):
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
         if index == 0:
             print("  ".join("-" * width for width in widths))
+    if json_path:
+        with open(json_path, "w") as handle:
+            json.dump(records, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
     for case in sorted(set(targets) - set(cases)):
         print(f"(no measurement for target '{case}')")
     if missed:

@@ -99,7 +99,7 @@ func registerMemoryCacheBenchmarks() {
     }
   }
 
-  // Reported without a target: the same hit with a lifetime, which costs a read of the
+  // The same hit with a lifetime, which costs a read of the
   // injected clock per hit (the floor has no expiry at all).
   let expiring = MemoryCache<Int, Int>(countLimit: 10_000, entryLifetime: .seconds(3600))
   for key in 0..<keyCount { expiring[key] = key }
@@ -117,7 +117,7 @@ func registerMemoryCacheBenchmarks() {
     }
   }
 
-  // Reported without a target: every set evicts the least recently used entry.
+  // Every set evicts the least recently used entry.
   let full = MemoryCache<Int, Int>(countLimit: keyCount / 2, entryLifetime: nil)
   comparison("MemoryCache set with eviction vs Mutex<[Int: Int]>") { benchmark in
     var key = 0

@@ -1,4 +1,10 @@
 public import Benchmark
+import Foundation
+
+/// Whether this run is a smoke run (`KILN_BENCH_SMOKE=1`, which `Scripts/bench.sh --smoke`
+/// sets): every benchmark runs one measured iteration without warm-up, to prove it still
+/// builds and runs. Its figures are not measurements.
+public let isSmokeRun = ProcessInfo.processInfo.environment["KILN_BENCH_SMOKE"] == "1"
 
 /// Registers one comparison: a Kiln benchmark and its baseline, measured in the same run
 /// with the same configuration.
@@ -114,10 +120,10 @@ private func register(
   let configuration = Benchmark.Configuration(
     metrics: [.wallClock, .mallocCountTotal],
     timeUnits: .nanoseconds,
-    warmupIterations: warmupIterations,
+    warmupIterations: isSmokeRun ? 0 : warmupIterations,
     scalingFactor: scalingFactor,
-    maxDuration: maxDuration,
-    maxIterations: maxIterations,
+    maxDuration: isSmokeRun ? .milliseconds(1) : maxDuration,
+    maxIterations: isSmokeRun ? 1 : maxIterations,
     setup: setUp
   )
   for (side, batch, body) in [("kiln", kilnBatch, kiln), ("baseline", baselineBatch, baseline)] {

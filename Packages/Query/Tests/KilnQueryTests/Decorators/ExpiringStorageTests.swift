@@ -76,4 +76,33 @@ struct ExpiringStorageTests {
     #expect(cache.clearCount == 1)
     #expect(cache.value == nil)
   }
+
+  @Test("the constant policies read neither the clock nor the timestamp")
+  func constantPoliciesReadNoClock() async throws {
+    let clockReads = Recorder<Date>()
+    let now: @Sendable () -> Date = {
+      let date = Date()
+      clockReads.append(date)
+      return date
+    }
+    let cache = SpyStorage<Int>(value: 4, timestamp: Date())
+
+    let never = cache.expiring(validationPolicy: .neverValid, now: now)
+    #expect(await never.result().failure as? ExpiringCacheError == .expired)
+    #expect(await never.isValid == false)
+    #expect(cache.loadCount == 0)
+
+    let always = cache.expiring(validationPolicy: .alwaysValid, now: now)
+    #expect(try await always.load() == 4)
+    #expect(await always.isValid)
+    #expect(cache.loadCount == 1)
+
+    #expect(clockReads.values.isEmpty)
+    #expect(cache.timestampReadCount == 0)
+
+    // Any other policy still asks the clock once per load.
+    #expect(try await cache.expiring(validationPolicy: .maxAge(.seconds(60)), now: now).load() == 4)
+    #expect(clockReads.values.count == 1)
+    #expect(cache.timestampReadCount == 1)
+  }
 }
