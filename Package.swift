@@ -113,12 +113,28 @@ let package = Package(
         ),
       ]
     ),
-    tests(for: "KilnStorage", package: "Storage", dependencies: ["KilnCore", "KilnTesting", "KilnStorageCrashWriter"]),
+    tests(
+      for: "KilnStorage",
+      package: "Storage",
+      dependencies: [
+        "KilnCore", "KilnTesting", "KilnStorageCrashWriter", "KilnPostgresChild",
+        .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: [postgreSQLTrait])),
+      ]
+    ),
     // The child process of KilnStorageTests' crash suite: writes to a store until killed.
     .executableTarget(
       name: "KilnStorageCrashWriter",
       dependencies: ["KilnStorage"],
       path: "Packages/Storage/Tests/KilnStorageCrashWriter"
+    ),
+    // The child process of KilnStorageTests' PostgreSQL suites: one node sharing a table.
+    .executableTarget(
+      name: "KilnPostgresChild",
+      dependencies: [
+        "KilnStorage",
+        .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: [postgreSQLTrait])),
+      ],
+      path: "Packages/Storage/Tests/KilnPostgresChild"
     ),
 
     // Network: targets, handler, transports, retry, HTTP cache (Lynn, Moya).
@@ -188,6 +204,7 @@ let package = Package(
       name: "kiln-demo",
       dependencies: [
         "KilnCore", "KilnQuery", "KilnStorage", "KilnRepository", "KilnDispatch", "_KilnTestServer",
+        .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: [postgreSQLTrait])),
       ],
       path: "Examples/KilnDemo"
     ),

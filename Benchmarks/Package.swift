@@ -15,7 +15,9 @@ let package = Package(
   name: "KilnBenchmarks",
   platforms: [.macOS(.v15)],
   dependencies: [
-    .package(name: "Kiln", path: ".."),
+    // The PostgreSQL trait for PostgresBenchmarks (PostgresStore against PostgresClient).
+    .package(name: "Kiln", path: "..", traits: ["PostgreSQL"]),
+    .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
   ],
   targets: [
@@ -41,6 +43,20 @@ let package = Package(
         exclude: ["targets.tsv"],
         plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
       )
-    },
+    }
+    + [
+      .executableTarget(
+        name: "PostgresBenchmarks",
+        dependencies: [
+          "KilnBenchmarkSupport",
+          .product(name: "Benchmark", package: "benchmark"),
+          .product(name: "KilnStorage", package: "Kiln"),
+          .product(name: "PostgresNIO", package: "postgres-nio"),
+        ],
+        path: "Benchmarks/PostgresBenchmarks",
+        exclude: ["targets.tsv"],
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+      )
+    ],
   swiftLanguageModes: [.v6]
 )

@@ -34,7 +34,10 @@ while (($#)); do
 done
 
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+# A throwaway PostgreSQL for PostgresBenchmarks (KILN_POSTGRES_URL); stopped on exit.
+source Scripts/lib/postgres.sh
+trap 'rm -rf "$out"; kiln_postgres_stop' EXIT
+kiln_postgres_start || echo "PostgresBenchmarks will be skipped"
 
 (
   cd Benchmarks

@@ -8,6 +8,7 @@
 // 3. pagination, each page cached in SQLite
 // 4. search-as-you-type debounced with KilnDispatch, delivered on a queue
 // 5. offline: the server stops; the stale value on disk is served
+// 6. two processes share a PostgreSQL store (trait PostgreSQL; KILN_POSTGRES_URL or a throwaway server)
 
 import Dispatch
 import Foundation
@@ -45,6 +46,7 @@ func check(_ condition: Bool, _ message: @autoclosure () -> String) {
   }
 }
 
+await runPostgresNodeIfRequested()  // the second process of step 6
 let server = try await DemoAPI.start()
 let workspace = FileManager.default.temporaryDirectory.appendingPathComponent("kiln-demo-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: true)
@@ -173,5 +175,6 @@ print("   the forgiving one serves the stale feed from disk: \(stale.headline) (
 check(stale == burst.first!, "the last stored feed")
 
 try await repositoryStep(workspace: workspace)
+try await runPostgresStep()
 
 print("\nDone: every step behaved as described.")

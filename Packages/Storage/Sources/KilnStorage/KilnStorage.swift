@@ -5,8 +5,3 @@
 // KilnStorage.docc/ChoosingAStore.md for which to use when.
 
 @_exported public import KilnCore
-
-#if PostgreSQL
-  // The `PostgreSQL` trait links postgres-nio for the coming PostgresStore.
-  internal import PostgresNIO
-#endif

@@ -1,0 +1,267 @@
+#if PostgreSQL
+  public import Foundation
+  import PostgresNIO
+  import Synchronization
+  import _KilnSynchronization
+
+  /// A memory tier in front of a ``PostgresStore`` that every other process's writes
+  /// invalidate, through PostgreSQL's `LISTEN`/`NOTIFY`.
+  ///
+  /// ```swift
+  /// let store = try await PostgresStore<String, Article>(client: client, table: "articles")
+  /// let cache = PostgresCache(memory: MemoryCache(countLimit: 1_000), store: store)
+  /// async let _ = cache.run()                              // listens; re-subscribes after a lost connection
+  /// try await cache.setValue(article, forKey: "article/7")  // memory here, table everywhere
+  /// let hit = try await cache.value(forKey: "article/7")    // memory, else the table (then kept)
+  /// let loaded = try await cache.value(forKey: "article/8") { try await api.article(8) }  // one load fleet-wide
+  /// ```
+  ///
+  /// Reads and writes work like a ``TieredCache``: reads are served from memory, else from
+  /// the table and copied into memory; writes go to both. Every write through any
+  /// ``PostgresStore`` on the same table notifies its channel, and ``run()`` drops the
+  /// memory copy of each key another process changed or removed.
+  ///
+  /// Memory is trusted only while ``run()`` is subscribed: until the first subscription and
+  /// whenever the listening connection is lost, reads go to the table and nothing is kept in
+  /// memory. Each (re)subscription empties the memory tier, since notifications sent while
+  /// it was not listening are lost — a missed notification never leaves stale data behind.
+  ///
+  /// - Important: Use one `PostgresCache` per ``PostgresStore``: the cache ignores the
+  ///   notifications of its own store's writes.
+  public final class PostgresCache<Key: Hashable & Sendable, Value: Sendable>: KeyValueStore, Sendable {
+    /// The first tier, local to this process.
+    public let memory: MemoryCache<Key, Value>
+
+    /// The shared tier.
+    public let store: PostgresStore<Key, Value>
+
+    /// How long an entry stored without an explicit expiry lives in both tiers; `nil` for
+    /// until removed.
+    public let entryLifetime: Duration?
+
+    /// How long ``run()`` waits before subscribing again after losing its connection.
+    public let reconnectDelay: Duration
+
+    private let writes = WriteEpochs()
+    /// Bumped by every change another process made and by every (un)subscription: a value
+    /// read or written before a bump may be stale and is not kept in memory.
+    private let remoteChanges = Atomic<UInt64>(0)
+    private let state = KilnMutex(ListenerState())
+    private let onInvalidate: (@Sendable (Key?) -> Void)?
+
+    private struct ListenerState {
+      var isListening = false
+      var subscriptions = 0
+      var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    /// Puts `memory` in front of `store`.
+    ///
+    /// - Parameters:
+    ///   - memory: The local tier. Its own `entryLifetime` is not used.
+    ///   - store: The shared table.
+    ///   - entryLifetime: The lifetime of entries written without an explicit expiry, in
+    ///     both tiers; `nil` (the default) for until removed or evicted.
+    ///   - reconnectDelay: The pause between a lost listening connection and the next
+    ///     subscription, on the store's clock; one second by default.
+    ///   - onInvalidate: Called after another process's change dropped a key from memory
+    ///     (`nil`: the whole memory tier was dropped). For metrics and tests.
+    public init(
+      memory: MemoryCache<Key, Value>,
+      store: PostgresStore<Key, Value>,
+      entryLifetime: Duration? = nil,
+      reconnectDelay: Duration = .seconds(1),
+      onInvalidate: (@Sendable (Key?) -> Void)? = nil
+    ) {
+      precondition(entryLifetime.map { $0 > .zero } ?? true, "PostgresCache entryLifetime must be positive")
+      self.memory = memory
+      self.store = store
+      self.entryLifetime = entryLifetime
+      self.reconnectDelay = reconnectDelay
+      self.onInvalidate = onInvalidate
+    }
+
+    /// Whether ``run()`` is subscribed now, so that the memory tier is trusted.
+    public var isListening: Bool {
+      state.withLock { $0.isListening }
+    }
+
+    /// How many times ``run()`` has subscribed (once, plus once per lost connection).
+    public var subscriptionCount: Int {
+      state.withLock { $0.subscriptions }
+    }
+
+    /// Returns once ``run()`` has subscribed at least `count` times.
+    ///
+    /// - Parameter count: The number of subscriptions to wait for; 1 by default.
+    public func waitUntilSubscribed(count: Int = 1) async {
+      await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let ready = state.withLock { state in
+          guard state.subscriptions < count else { return true }
+          state.waiters.append((count, continuation))
+          return false
+        }
+        if ready { continuation.resume() }
+      }
+    }
+
+    // MARK: - KeyValueStore
+
+    /// The entry under `key` from memory (while subscribed), else from the table (then
+    /// copied into memory unless a change of `key` arrived meanwhile).
+    ///
+    /// - Throws: What the store throws.
+    public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
+      let listening = isListening
+      if listening, let hit = memory.entry(forKey: key) { return hit }
+      let changes = remoteChanges.load(ordering: .acquiring)
+      let snapshot = writes.snapshot(key)
+      guard let entry = try await store.entry(forKey: key) else { return nil }
+      if listening, let snapshot {
+        memory.setEntry(entry, forKey: key, if: { writes.isUnchanged(key, since: snapshot) && isCurrent(changes) })
+      }
+      return entry
+    }
+
+    /// Stores `value` in the table (notifying every other process) and in memory.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: Its key.
+    ///   - expiresAt: When it expires; `nil` applies ``entryLifetime``.
+    /// - Throws: What the store throws; memory then no longer holds the key.
+    public func setValue(_ value: Value, forKey key: Key, expiresAt: Date?) async throws {
+      let stamp = store.now()
+      let expiry = expiresAt ?? entryLifetime.map { stamp.addingTimeInterval($0.timeInterval) }
+      writes.begin(key)
+      defer { writes.end(key) }
+      memory.removeValue(forKey: key)
+      let changes = remoteChanges.load(ordering: .acquiring)
+      try await store.setValue(value, forKey: key, expiresAt: expiry)
+      // Kept only when no other process's change arrived meanwhile: theirs may be newer.
+      memory.setEntry(
+        CacheEntry(value: value, storedAt: stamp, expiresAt: expiry ?? .distantFuture), forKey: key,
+        if: { isCurrent(changes) })
+    }
+
+    /// Removes `key` from both tiers (and from every other process's memory).
+    ///
+    /// - Throws: What the store throws (memory is cleared regardless).
+    public func removeValue(forKey key: Key) async throws {
+      writes.begin(key)
+      defer { writes.end(key) }
+      memory.removeValue(forKey: key)
+      try await store.removeValue(forKey: key)
+    }
+
+    /// Empties both tiers (and every other process's memory tier).
+    ///
+    /// - Throws: What the store throws (memory is cleared regardless).
+    public func removeAll() async throws {
+      writes.beginAll()
+      defer { writes.endAll() }
+      memory.removeAll()
+      try await store.removeAll()
+    }
+
+    /// The value under `key`, or the value `load` returns, loaded once across every process
+    /// (see ``PostgresStore/value(forKey:expiresAt:lease:waitTimeout:pollInterval:load:)``),
+    /// then kept in memory.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - lease: How long a loader may hold the key.
+    ///   - waitTimeout: How long to wait for another process's load.
+    ///   - load: Loads the value from the origin.
+    /// - Returns: The cached, stored or loaded value.
+    /// - Throws: What `load` or the store throws.
+    public func value(
+      forKey key: Key,
+      lease: Duration = .seconds(30),
+      waitTimeout: Duration = .seconds(60),
+      load: @Sendable () async throws -> Value
+    ) async throws -> Value {
+      if let hit = try await entry(forKey: key) { return hit.value }
+      let stamp = store.now()
+      let expiry = entryLifetime.map { stamp.addingTimeInterval($0.timeInterval) }
+      return try await store.value(forKey: key, expiresAt: expiry, lease: lease, waitTimeout: waitTimeout, load: load)
+    }
+
+    // MARK: - Listening
+
+    /// Whether memory may keep what was read or written since `changes` was loaded.
+    private func isCurrent(_ changes: UInt64) -> Bool {
+      state.withLock { $0.isListening } && remoteChanges.load(ordering: .acquiring) == changes
+    }
+
+    private func bumpRemoteChanges() {
+      remoteChanges.wrappingAdd(1, ordering: .acquiringAndReleasing)
+    }
+
+    /// Listens to the store's channel and drops what other processes change, until the task
+    /// is cancelled; after a lost connection it waits ``reconnectDelay`` and subscribes again.
+    ///
+    /// Run it beside the client: `async let _ = cache.run()`, a task group, or a
+    /// swift-service-lifecycle `ServiceGroup`.
+    public func run() async {
+      while !Task.isCancelled {
+        do {
+          try await store.client.withConnection { connection in
+            try await connection.listen(on: store.channel) { notifications in
+              subscribed()
+              for try await notification in notifications {
+                apply(PostgresCacheNotification(payload: notification.payload))
+              }
+            }
+          }
+        } catch {}
+        unsubscribed()
+        do {
+          try await store.clock.sleep(for: reconnectDelay)
+        } catch {
+          return
+        }
+      }
+    }
+
+    private func subscribed() {
+      // Notifications sent while nobody listened are lost: nothing in memory is trusted.
+      bumpRemoteChanges()
+      memory.removeAll()
+      let ready = state.withLock { state in
+        state.isListening = true
+        state.subscriptions += 1
+        let count = state.subscriptions
+        let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
+        state.waiters.removeAll { $0.count <= count }
+        return ready
+      }
+      for continuation in ready { continuation.resume() }
+    }
+
+    private func unsubscribed() {
+      state.withLock { $0.isListening = false }
+      bumpRemoteChanges()
+      memory.removeAll()
+    }
+
+    private func apply(_ notification: PostgresCacheNotification) {
+      guard notification.node != store.node else { return }
+      switch notification.change {
+      case .key(let bytes):
+        guard let key = try? store.keyCodec.decode(bytes) else { return dropEverything() }
+        bumpRemoteChanges()
+        memory.removeValue(forKey: key)
+        onInvalidate?(key)
+      case .everything:
+        dropEverything()
+      }
+    }
+
+    private func dropEverything() {
+      bumpRemoteChanges()
+      memory.removeAll()
+      onInvalidate?(nil)
+    }
+  }
+#endif

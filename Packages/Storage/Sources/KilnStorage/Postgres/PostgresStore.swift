@@ -1,0 +1,373 @@
+#if PostgreSQL
+  public import Foundation
+  public import PostgresNIO
+
+  /// A `KeyValueStore` in a PostgreSQL table, shared by every process and machine that opens
+  /// the same table.
+  ///
+  /// ```swift
+  /// let client = PostgresClient(configuration: configuration)   // postgres-nio's pool
+  /// async let _ = client.run()                                  // you own its lifecycle
+  /// let store = try await PostgresStore<String, Article>(client: client, table: "articles")
+  /// async let _ = store.run()                                   // sweeps expired rows
+  /// try await store.setValue(article, forKey: "article/7", expiresAt: .now.addingTimeInterval(3_600))
+  /// let cached = try await store.value(forKey: "article/7")
+  /// let article = try await store.value(forKey: "article/8") { try await api.article(8) }  // one load fleet-wide
+  /// ```
+  ///
+  /// One table per store holds the key and value (`bytea`, through a ``StoreCodec``), the
+  /// stored-at, expiry and updated-at stamps; a second table (`<table>_leases`) holds the load
+  /// leases of ``value(forKey:expiresAt:lease:waitTimeout:pollInterval:load:)``, and the
+  /// shared table `kiln_store_schema` records each store table's schema version. Tables are
+  /// created when missing. Every statement is parameterised: keys and values are never part
+  /// of SQL text.
+  ///
+  /// Each write is one statement in one round trip — an upsert, and for ``setValues(_:expiresAt:)``
+  /// one upsert of every entry — that also notifies the channel ``channel`` with `NOTIFY`, so
+  /// that a ``PostgresCache`` in any process drops its memory copy. Expired rows are never
+  /// returned (judged by the injected `now`), and ``run()`` deletes them in the background.
+  ///
+  /// - Important: The store does not own the `PostgresClient`: run the client (`client.run()`,
+  ///   or add it to a swift-service-lifecycle `ServiceGroup`) for as long as the store is
+  ///   used. ``run()`` has the same shape as `Service.run()`, so
+  ///   `extension PostgresStore: @retroactive Service {}` lets a `ServiceGroup` run the sweep
+  ///   too.
+  public final class PostgresStore<Key: Hashable & Sendable, Value: Sendable>: KeyValueStore, Sendable {
+    /// The connection pool the store runs its statements on.
+    public let client: PostgresClient
+
+    /// The table holding this store's entries.
+    public let table: String
+
+    /// The `NOTIFY` channel every write of this table notifies: `kiln_<table>`.
+    public let channel: String
+
+    /// How long an entry stored without an explicit expiry lives; `nil` for until removed.
+    public let entryLifetime: Duration?
+
+    /// How often ``run()`` deletes expired rows.
+    public let sweepInterval: Duration
+
+    /// How long one operation may take before it fails with ``PostgresStoreError/timedOut``;
+    /// `nil` leaves it to the client and the server's `statement_timeout`.
+    public let operationTimeout: Duration?
+
+    /// The version of the table layout this store reads and writes.
+    public static var schemaVersion: Int { 1 }
+
+    /// Identifies this store instance in its notifications, so that its own writes are not
+    /// taken for another node's.
+    let node: String
+    let keyCodec: StoreCodec<Key>
+    let valueCodec: StoreCodec<Value>
+    let now: @Sendable () -> Date
+    let clock: any Clock<Duration>
+    let sql: Statements
+
+    /// Opens the store's table on `client`, creating it (and its lease table) when missing.
+    ///
+    /// - Parameters:
+    ///   - client: A running postgres-nio client; the store does not close it.
+    ///   - table: The table of this store: letters, digits and `_`, at most 48 characters.
+    ///     `kiln_cache` by default.
+    ///   - entryLifetime: How long entries stored without an explicit expiry live; `nil` (the
+    ///     default) keeps them until removed.
+    ///   - sweepInterval: How often ``run()`` deletes expired rows; one minute by default.
+    ///   - operationTimeout: A time limit for each operation on `clock`; `nil` (the default)
+    ///     for none.
+    ///   - keyCodec: How keys become bytes. It must be deterministic.
+    ///   - valueCodec: How values become bytes.
+    ///   - now: The wall clock that stamps and expires entries.
+    ///   - clock: The clock of sweeps, operation time limits and lease waits.
+    /// - Throws: ``PostgresStoreError/invalidTableName(_:)``,
+    ///   ``PostgresStoreError/incompatibleTable(table:reason:)`` when the table exists with
+    ///   another layout or a newer schema version, ``PostgresStoreError/connectionFailed(_:)``
+    ///   when the server cannot be reached.
+    public init(
+      client: PostgresClient,
+      table: String = "kiln_cache",
+      entryLifetime: Duration? = nil,
+      sweepInterval: Duration = .seconds(60),
+      operationTimeout: Duration? = nil,
+      keyCodec: StoreCodec<Key>,
+      valueCodec: StoreCodec<Value>,
+      now: @escaping @Sendable () -> Date = Date.init,
+      clock: any Clock<Duration> = ContinuousClock()
+    ) async throws {
+      guard Self.isIdentifier(table) else { throw PostgresStoreError.invalidTableName(table) }
+      precondition(entryLifetime.map { $0 > .zero } ?? true, "PostgresStore entryLifetime must be positive")
+      precondition(sweepInterval > .zero, "PostgresStore sweepInterval must be positive")
+      self.client = client
+      self.table = table
+      channel = "kiln_\(table)"
+      self.entryLifetime = entryLifetime
+      self.sweepInterval = sweepInterval
+      self.operationTimeout = operationTimeout
+      self.keyCodec = keyCodec
+      self.valueCodec = valueCodec
+      self.now = now
+      self.clock = clock
+      node = String(UInt64.random(in: 1...UInt64.max), radix: 16)
+      sql = Statements(table: table)
+      try await perform { [sql, table] client in
+        try await client.withTransaction(logger: Self.logger) { connection in
+          for statement in sql.createSchema {
+            try await connection.query(statement, logger: Self.logger)
+          }
+          let rows = try await connection.query(
+            sql.recordVersion(table: table, version: Self.schemaVersion), logger: Self.logger)
+          var recorded = Self.schemaVersion
+          for try await version in rows.decode(Int32.self) { recorded = Int(version) }
+          guard recorded <= Self.schemaVersion else {
+            throw PostgresStoreError.incompatibleTable(
+              table: table, reason: "schema version \(recorded) is newer than \(Self.schemaVersion)")
+          }
+          var columns: [String: String] = [:]
+          for try await (name, type) in try await connection.query(sql.columns(table: table), logger: Self.logger)
+            .decode((String, String).self)
+          {
+            columns[name] = type
+          }
+          for (name, type) in Statements.expectedColumns where columns[name] != type {
+            throw PostgresStoreError.incompatibleTable(
+              table: table, reason: "column \(name) is \(columns[name] ?? "missing"), not \(type)")
+          }
+          try await connection.query(sql.createIndex, logger: Self.logger)
+        }
+      }
+    }
+
+    static var logger: Logger { postgresStoreLogger }
+
+    private static func isIdentifier(_ name: String) -> Bool {
+      let bytes = Array(name.utf8)
+      guard (1...48).contains(bytes.count), !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[0]) else {
+        return false
+      }
+      return bytes.allSatisfy { byte in
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+          || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
+      }
+    }
+
+    // MARK: - Reading
+
+    /// The entry stored under `key`, or `nil` when there is none, it has expired, or its row
+    /// does not decode (a corrupt or foreign row is a miss, never a crash).
+    ///
+    /// - Throws: ``PostgresStoreError`` when the server cannot answer; `CancellationError`.
+    public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
+      let keyBytes = try encode(key)
+      let instant = now()
+      let query = sql.select(key: keyBytes, now: instant)
+      return try await perform { [valueCodec] client in
+        var found: CacheEntry<Value>?
+        for try await row in try await client.query(query) {
+          guard let (bytes, storedAt, expiresAt) = try? row.decode((ByteBuffer, Date, Date?).self),
+            let value = try? valueCodec.decode(Data(bytes.readableBytesView))
+          else { continue }
+          found = CacheEntry(value: value, storedAt: storedAt, expiresAt: expiresAt)
+        }
+        return found
+      }
+    }
+
+    /// The number of entries that have not expired.
+    public var count: Int {
+      get async throws {
+        let query = sql.count(now: now())
+        return try await perform { client in
+          var count = 0
+          for try await value in try await client.query(query).decode(Int64.self) {
+            count = Int(value)
+          }
+          return count
+        }
+      }
+    }
+
+    // MARK: - Writing
+
+    /// Stores `value` under `key`: one upsert (and its notification) in one round trip.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: Its key.
+    ///   - expiresAt: When it expires; `nil` applies ``entryLifetime``.
+    /// - Throws: ``PostgresStoreError``; a write that threw was not committed, except when the
+    ///   connection broke after the server committed it (then it is stored in full).
+    public func setValue(_ value: Value, forKey key: Key, expiresAt: Date?) async throws {
+      let keyBytes = try encode(key)
+      let valueBytes = try encodeValue(value)
+      let stamp = now()
+      let expiry = expiresAt ?? entryLifetime.map { stamp.addingTimeInterval($0.timeInterval) }
+      let query = sql.upsert(
+        key: keyBytes, value: valueBytes, storedAt: stamp, expiresAt: expiry, channel: channel, node: node)
+      try await perform { client in try await client.query(query).drain() }
+    }
+
+    /// Stores many values in one statement and one round trip: all of them or, on error, none.
+    ///
+    /// ```swift
+    /// try await store.setValues(articles.map { ("article/\($0.id)", $0) })
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - entries: The keys and values; a key given twice keeps its last value.
+    ///   - expiresAt: When they expire; `nil` applies ``entryLifetime``.
+    /// - Throws: ``PostgresStoreError``.
+    public func setValues(_ entries: some Sequence<(Key, Value)>, expiresAt: Date? = nil) async throws {
+      var positions: [Data: Int] = [:]
+      var keys: [Data] = []
+      var values: [Data] = []
+      for (key, value) in entries {
+        let keyBytes = try encode(key)
+        let valueBytes = try encodeValue(value)
+        if let position = positions[keyBytes] {
+          values[position] = valueBytes
+        } else {
+          positions[keyBytes] = keys.count
+          keys.append(keyBytes)
+          values.append(valueBytes)
+        }
+      }
+      guard !keys.isEmpty else { return }
+      let stamp = now()
+      let expiry = expiresAt ?? entryLifetime.map { stamp.addingTimeInterval($0.timeInterval) }
+      let query = sql.upsertMany(
+        keys: keys, values: values, storedAt: stamp, expiresAt: expiry, channel: channel, node: node)
+      try await perform { client in try await client.query(query).drain() }
+    }
+
+    /// Removes the entry stored under `key`, if any (and notifies the other nodes).
+    ///
+    /// - Throws: ``PostgresStoreError``.
+    public func removeValue(forKey key: Key) async throws {
+      let query = sql.delete(key: try encode(key), channel: channel, node: node)
+      try await perform { client in try await client.query(query).drain() }
+    }
+
+    /// Removes every entry of this store's table (and notifies the other nodes).
+    ///
+    /// - Throws: ``PostgresStoreError``.
+    public func removeAll() async throws {
+      let query = sql.deleteAll(channel: channel, node: node)
+      try await perform { client in try await client.query(query).drain() }
+    }
+
+    /// Deletes every expired row (and every expired load lease) now.
+    ///
+    /// - Returns: The number of entries deleted.
+    /// - Throws: ``PostgresStoreError``.
+    @discardableResult
+    public func removeExpired() async throws -> Int {
+      let query = sql.deleteExpired(now: now())
+      let leases = sql.deleteExpiredLeases()
+      return try await perform { client in
+        var deleted = 0
+        for try await count in try await client.query(query).decode(Int64.self) {
+          deleted = Int(count)
+        }
+        try await client.query(leases).drain()
+        return deleted
+      }
+    }
+
+    /// Deletes expired rows every ``sweepInterval`` on the injected clock until the task is
+    /// cancelled.
+    ///
+    /// A sweep that fails (the server is restarting) is tried again at the next interval.
+    /// Run it beside the client: `async let _ = store.run()`, a task group, or a
+    /// swift-service-lifecycle `ServiceGroup`.
+    public func run() async {
+      while !Task.isCancelled {
+        do {
+          try await clock.sleep(for: sweepInterval)
+        } catch {
+          return
+        }
+        _ = try? await removeExpired()
+      }
+    }
+
+    // MARK: - Internal
+
+    func encode(_ key: Key) throws -> Data {
+      do { return try keyCodec.encode(key) } catch { throw PostgresStoreError.keyEncodingFailed(error) }
+    }
+
+    func encodeValue(_ value: Value) throws -> Data {
+      do { return try valueCodec.encode(value) } catch { throw PostgresStoreError.valueEncodingFailed(error) }
+    }
+
+    /// Runs `body` on the client, within ``operationTimeout`` when there is one, mapping
+    /// postgres-nio's errors to ``PostgresStoreError``.
+    func perform<Result: Sendable>(
+      _ body: @escaping @Sendable (PostgresClient) async throws -> Result
+    ) async throws -> Result {
+      do {
+        guard let operationTimeout else { return try await body(client) }
+        let client = self.client
+        let clock = self.clock
+        return try await withThrowingTaskGroup(of: Result?.self) { group in
+          group.addTask { try await body(client) }
+          group.addTask {
+            try await clock.sleep(for: operationTimeout)
+            return nil
+          }
+          defer { group.cancelAll() }
+          guard let first = try await group.next(), let result = first else { throw PostgresStoreError.timedOut }
+          return result
+        }
+      } catch {
+        throw PostgresStoreError.mapping(error)
+      }
+    }
+  }
+
+  extension PostgresStore where Key: Codable, Value: Codable {
+    /// Opens the store's table on `client`, coding keys and values with ``StoreCodec/automatic``.
+    ///
+    /// ```swift
+    /// let store = try await PostgresStore<String, Article>(client: client, table: "articles")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - client: A running postgres-nio client; the store does not close it.
+    ///   - table: The table of this store; `kiln_cache` by default.
+    ///   - entryLifetime: How long entries stored without an explicit expiry live.
+    ///   - sweepInterval: How often ``run()`` deletes expired rows.
+    ///   - operationTimeout: A time limit for each operation; `nil` for none.
+    ///   - now: The wall clock that stamps and expires entries.
+    ///   - clock: The clock of sweeps, operation time limits and lease waits.
+    /// - Throws: ``PostgresStoreError``.
+    public convenience init(
+      client: PostgresClient,
+      table: String = "kiln_cache",
+      entryLifetime: Duration? = nil,
+      sweepInterval: Duration = .seconds(60),
+      operationTimeout: Duration? = nil,
+      now: @escaping @Sendable () -> Date = Date.init,
+      clock: any Clock<Duration> = ContinuousClock()
+    ) async throws {
+      try await self.init(
+        client: client, table: table, entryLifetime: entryLifetime, sweepInterval: sweepInterval,
+        operationTimeout: operationTimeout, keyCodec: .automatic, valueCodec: .automatic, now: now, clock: clock)
+    }
+  }
+
+  /// The logger of the statements the stores run on a leased connection: quiet, since
+  /// every failure reaches the caller as a ``PostgresStoreError``.
+  let postgresStoreLogger: Logger = {
+    var logger = Logger(label: "kiln.postgres")
+    logger.logLevel = .critical
+    return logger
+  }()
+
+  extension PostgresRowSequence {
+    /// Reads every row so the connection returns to the pool (and errors surface).
+    func drain() async throws {
+      for try await _ in self {}
+    }
+  }
+#endif

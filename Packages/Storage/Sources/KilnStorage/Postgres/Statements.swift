@@ -1,0 +1,155 @@
+#if PostgreSQL
+  import Foundation
+  import PostgresNIO
+
+  /// The SQL of one ``PostgresStore`` table. Only the validated table name is part of the
+  /// text; keys, values, stamps and notification payloads are always bound parameters.
+  struct Statements: Sendable {
+    let table: String
+    let leases: String
+    let expiryIndex: String
+
+    /// The columns a store table must have, with their `information_schema` types.
+    static let expectedColumns: [(String, String)] = [
+      ("key", "bytea"), ("key_hash", "bytea"), ("value", "bytea"), ("stored_at", "timestamp with time zone"),
+      ("expires_at", "timestamp with time zone"), ("updated_at", "timestamp with time zone"),
+    ]
+
+    /// The notification payload naming a key: its bytes in hex when they fit in a
+    /// notification, else `#` and their SHA-256 (the listener then drops its whole tier).
+    private static let keyPayload =
+      "CASE WHEN length(key) <= \(PostgresCacheNotification.maximumKeyBytes) THEN 'k' || encode(key, 'hex') "
+      + "ELSE '#' || encode(sha256(key), 'hex') END"
+
+    init(table: String) {
+      self.table = "\"\(table)\""
+      leases = "\"\(table)_leases\""
+      expiryIndex = "\"\(table)_expires_at\""
+    }
+
+    var createSchema: [PostgresQuery] {
+      [
+        // Concurrent CREATE TABLE IF NOT EXISTS can collide; one transaction at a time.
+        "SELECT pg_advisory_xact_lock(7402319873)",
+        """
+        CREATE TABLE IF NOT EXISTS kiln_store_schema (
+          table_name text PRIMARY KEY, version integer NOT NULL, created_at timestamptz NOT NULL DEFAULT now())
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS \(unescaped: table) (
+          key bytea NOT NULL, key_hash bytea GENERATED ALWAYS AS (sha256(key)) STORED PRIMARY KEY,
+          value bytea NOT NULL, stored_at timestamptz NOT NULL, expires_at timestamptz,
+          updated_at timestamptz NOT NULL DEFAULT clock_timestamp())
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS \(unescaped: leases) (
+          key_hash bytea PRIMARY KEY, holder text NOT NULL, expires_at timestamptz NOT NULL)
+        """,
+      ]
+    }
+
+    /// Created once the table's columns are checked: a foreign table is left untouched.
+    var createIndex: PostgresQuery {
+      "CREATE INDEX IF NOT EXISTS \(unescaped: expiryIndex) ON \(unescaped: table) (expires_at) WHERE expires_at IS NOT NULL"
+    }
+
+    func recordVersion(table: String, version: Int) -> PostgresQuery {
+      """
+      INSERT INTO kiln_store_schema (table_name, version) VALUES (\(table), \(Int32(version)))
+      ON CONFLICT (table_name) DO UPDATE SET table_name = EXCLUDED.table_name RETURNING version
+      """
+    }
+
+    func columns(table: String) -> PostgresQuery {
+      """
+      SELECT column_name::text, data_type::text FROM information_schema.columns
+      WHERE table_schema = current_schema() AND table_name = \(table)
+      """
+    }
+
+    func select(key: Data, now: Date) -> PostgresQuery {
+      let key = ByteBuffer(bytes: key)
+      return """
+        SELECT value, stored_at, expires_at FROM \(unescaped: table) \
+        WHERE key_hash = sha256(\(key)) AND key = \(key) AND (expires_at IS NULL OR expires_at >= \(now))
+        """
+    }
+
+    func count(now: Date) -> PostgresQuery {
+      "SELECT count(*) FROM \(unescaped: table) WHERE expires_at IS NULL OR expires_at >= \(now)"
+    }
+
+    func upsert(key: Data, value: Data, storedAt: Date, expiresAt: Date?, channel: String, node: String)
+      -> PostgresQuery
+    {
+      let key = ByteBuffer(bytes: key)
+      let value = ByteBuffer(bytes: value)
+      return """
+          WITH written AS (
+          INSERT INTO \(unescaped: table) (key, value, stored_at, expires_at, updated_at)
+          VALUES (\(key), \(value), \(storedAt), \(expiresAt), clock_timestamp())
+          ON CONFLICT (key_hash) DO UPDATE SET value = EXCLUDED.value, stored_at = EXCLUDED.stored_at,
+            expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at
+          RETURNING key)
+        SELECT pg_notify(\(channel), \(node + " ") || \(unescaped: Self.keyPayload)) FROM written
+        """
+    }
+
+    func upsertMany(
+      keys: [Data], values: [Data], storedAt: Date, expiresAt: Date?, channel: String, node: String
+    ) -> PostgresQuery {
+      let keyBuffers = keys.map { ByteBuffer(bytes: $0) }
+      let valueBuffers = values.map { ByteBuffer(bytes: $0) }
+      return """
+        WITH written AS (
+          INSERT INTO \(unescaped: table) (key, value, stored_at, expires_at, updated_at)
+          SELECT k, v, \(storedAt), \(expiresAt), clock_timestamp() FROM unnest(\(keyBuffers), \(valueBuffers)) AS u(k, v)
+          ON CONFLICT (key_hash) DO UPDATE SET value = EXCLUDED.value, stored_at = EXCLUDED.stored_at,
+            expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at
+          RETURNING key)
+        SELECT pg_notify(\(channel), \(node + " ") || \(unescaped: Self.keyPayload)) FROM written
+        """
+    }
+
+    func delete(key: Data, channel: String, node: String) -> PostgresQuery {
+      let key = ByteBuffer(bytes: key)
+      return """
+        WITH removed AS (DELETE FROM \(unescaped: table) WHERE key_hash = sha256(\(key)) AND key = \(key) RETURNING key)
+        SELECT pg_notify(\(channel), \(node + " ") || \(unescaped: Self.keyPayload)) FROM removed
+        """
+    }
+
+    func deleteAll(channel: String, node: String) -> PostgresQuery {
+      "WITH removed AS (DELETE FROM \(unescaped: table)) SELECT pg_notify(\(channel), \(node + " *"))"
+    }
+
+    func deleteExpired(now: Date) -> PostgresQuery {
+      """
+      WITH removed AS (DELETE FROM \(unescaped: table) WHERE expires_at < \(now) RETURNING 1)
+      SELECT count(*) FROM removed
+      """
+    }
+
+    func deleteExpiredLeases() -> PostgresQuery {
+      "DELETE FROM \(unescaped: leases) WHERE expires_at < clock_timestamp()"
+    }
+
+    /// Takes the lease of `key` for `holder` unless another holder's lease is still running;
+    /// returns a row only when taken. Leases run on the server's clock, which every node shares.
+    func acquireLease(key: Data, holder: String, milliseconds: Double) -> PostgresQuery {
+      let key = ByteBuffer(bytes: key)
+      return """
+        INSERT INTO \(unescaped: leases) (key_hash, holder, expires_at)
+        VALUES (sha256(\(key)), \(holder), clock_timestamp() + \(milliseconds) * interval '1 millisecond')
+        ON CONFLICT (key_hash) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+        WHERE \(unescaped: leases).expires_at <= clock_timestamp()
+        RETURNING holder
+        """
+    }
+
+    func releaseLease(key: Data, holder: String) -> PostgresQuery {
+      let key = ByteBuffer(bytes: key)
+      return "DELETE FROM \(unescaped: leases) WHERE key_hash = sha256(\(key)) AND holder = \(holder)"
+    }
+  }
+#endif

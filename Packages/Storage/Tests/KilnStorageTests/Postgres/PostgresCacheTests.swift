@@ -1,0 +1,110 @@
+#if PostgreSQL
+  import Foundation
+  import KilnTesting
+  import PostgresNIO
+  import Testing
+
+  @testable import KilnStorage
+
+  @Suite("PostgresCache", .timeLimit(.minutes(2)))
+  struct PostgresCacheTests {
+    /// Two nodes on one table, each with its own store (as two processes would have).
+    private func withTwoNodes(
+      _ body: (PostgresClient, PostgresCache<String, String>, PostgresCache<String, String>, Recorder<String?>)
+        async throws
+        -> Void
+    ) async throws {
+      try await PostgresTestDatabase.withClient { client in
+        let table = PostgresTestDatabase.tableName()
+        let invalidations = Recorder<String?>()
+        let first = PostgresCache(
+          memory: MemoryCache<String, String>(countLimit: 100),
+          store: try await PostgresStore<String, String>(client: client, table: table),
+          onInvalidate: { invalidations.append($0) })
+        let second = PostgresCache(
+          memory: MemoryCache<String, String>(countLimit: 100),
+          store: try await PostgresStore<String, String>(client: client, table: table))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+          group.addTask { await first.run() }
+          group.addTask { await second.run() }
+          defer { group.cancelAll() }
+          await first.waitUntilSubscribed()
+          await second.waitUntilSubscribed()
+          try await body(client, first, second, invalidations)
+        }
+      }
+    }
+
+    @Test("a write on one node drops the key from the other node's memory tier")
+    func invalidation() async throws {
+      try await withTwoNodes { _, first, second, invalidations in
+        try await second.setValue("v1", forKey: "k")
+        await invalidations.waitForCount(1)  // the first write's own notification
+        #expect(try await first.value(forKey: "k") == "v1")
+        #expect(first.memory["k"] == "v1")
+        try await second.setValue("v2", forKey: "k")
+        await invalidations.waitForCount(2)
+        #expect(first.memory["k"] == nil)
+        #expect(try await first.value(forKey: "k") == "v2")
+
+        // Its own writes do not invalidate it: "mine" never arrives, the removal after it does.
+        try await first.setValue("v3", forKey: "mine")
+        try await second.removeValue(forKey: "k")
+        await invalidations.waitForCount(3)
+        #expect(invalidations.values == ["k", "k", "k"])
+        #expect(first.memory["mine"] == "v3")
+        #expect(try await first.value(forKey: "k") == nil)
+
+        try await second.removeAll()
+        await invalidations.waitForCount(4)
+        #expect(invalidations.values.last == .some(nil))
+        #expect(first.memory["mine"] == nil)
+      }
+    }
+
+    @Test("a key too long for a notification drops the whole memory tier")
+    func longKeys() async throws {
+      try await withTwoNodes { _, first, second, invalidations in
+        let long = String(repeating: "L", count: 5_000)
+        try await first.setValue("short", forKey: "s")
+        try await second.setValue("v", forKey: long)
+        await invalidations.waitForCount(1)
+        #expect(invalidations.values == [nil])
+        #expect(first.memory["s"] == nil)
+        #expect(try await first.value(forKey: long) == "v")
+      }
+    }
+
+    @Test("after a lost connection the node subscribes again and distrusts its memory")
+    func resubscription() async throws {
+      try await withTwoNodes { client, first, second, _ in
+        try await first.setValue("old", forKey: "k")
+        #expect(first.memory["k"] == "old")
+        // Cut every listening session; the write below happens while nobody listens.
+        let listen = "LISTEN \"\(first.store.channel)\";"
+        try await client.query(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = \(listen) AND pid <> pg_backend_pid()"
+        ).drain()
+        try await second.store.setValue("new", forKey: "k", expiresAt: nil)
+        await first.waitUntilSubscribed(count: 2)
+        #expect(first.subscriptionCount >= 2)
+        #expect(first.memory["k"] == nil)
+        #expect(try await first.value(forKey: "k") == "new")
+      }
+    }
+
+    @Test("while not subscribed, reads go to the table and nothing is kept")
+    func notListening() async throws {
+      try await PostgresTestDatabase.withClient { client in
+        let cache = PostgresCache(
+          memory: MemoryCache<String, String>(countLimit: 10),
+          store: try await PostgresStore<String, String>(client: client, table: PostgresTestDatabase.tableName()))
+        #expect(!cache.isListening)
+        try await cache.setValue("v", forKey: "k")
+        #expect(cache.memory["k"] == nil)
+        #expect(try await cache.value(forKey: "k") == "v")
+        #expect(cache.memory["k"] == nil)
+      }
+    }
+  }
+#endif

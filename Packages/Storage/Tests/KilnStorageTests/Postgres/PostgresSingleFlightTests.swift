@@ -1,0 +1,118 @@
+#if PostgreSQL
+  import Foundation
+  import KilnTesting
+  import PostgresNIO
+  import Testing
+
+  @testable import KilnStorage
+
+  @Suite("PostgresStore single flight", .timeLimit(.minutes(2)))
+  struct PostgresSingleFlightTests {
+    @Test("callers on many stores missing one key together load it once", arguments: [2, 8])
+    func oneLoad(callers: Int) async throws {
+      try await PostgresTestDatabase.withClient { client in
+        let table = PostgresTestDatabase.tableName()
+        let clock = ManualClock()
+        var stores: [PostgresStore<String, String>] = []
+        for _ in 0..<callers { stores.append(try await PostgresStore(client: client, table: table, clock: clock)) }
+        let loads = AsyncCounter()
+        let gate = Gate()
+        let values = try await withThrowingTaskGroup(of: String.self) { group in
+          for store in stores {
+            group.addTask {
+              try await store.value(forKey: "k", pollInterval: .milliseconds(5)) {
+                loads.increment()
+                try await gate.wait()
+                return "loaded"
+              }
+            }
+          }
+          // Every other caller has missed and waits (sleeping on the clock) while the one
+          // load is held open.
+          await loads.wait(untilAtLeast: 1)
+          await clock.waitForSleepers(count: callers - 1)
+          gate.open()
+          var values: [String] = []
+          while values.count < callers {
+            if clock.sleeperCount > 0 { clock.advance(by: .milliseconds(5)) }
+            if let value = try await group.next() { values.append(value) }
+          }
+          return values
+        }
+        #expect(values == Array(repeating: "loaded", count: callers))
+        #expect(loads.value == 1)
+      }
+    }
+
+    @Test("a stored value is returned without loading")
+    func hit() async throws {
+      try await PostgresTestDatabase.withClient { client in
+        let store = try await PostgresStore<String, String>(client: client, table: PostgresTestDatabase.tableName())
+        try await store.setValue("stored", forKey: "k", expiresAt: nil)
+        let value = try await store.value(forKey: "k") {
+          Issue.record("loaded a stored key")
+          return "loaded"
+        }
+        #expect(value == "stored")
+      }
+    }
+
+    @Test("a failed load gives the lease back: the next caller loads")
+    func failedLoad() async throws {
+      try await PostgresTestDatabase.withClient { client in
+        let store = try await PostgresStore<String, String>(client: client, table: PostgresTestDatabase.tableName())
+        await #expect(throws: TestError("origin down")) {
+          try await store.value(forKey: "k") { throw TestError("origin down") }
+        }
+        #expect(try await store.value(forKey: "k", waitTimeout: .zero) { "second" } == "second")
+      }
+    }
+
+    @Test("a waiter gives up after its timeout, and a cancelled waiter stops at once")
+    func timeoutAndCancellation() async throws {
+      try await PostgresTestDatabase.withClient { client in
+        let table = PostgresTestDatabase.tableName()
+        let holderStore = try await PostgresStore<String, String>(client: client, table: table)
+        let clock = ManualClock()
+        let waiterStore = try await PostgresStore<String, String>(client: client, table: table, clock: clock)
+        let loading = Gate()
+        let release = Gate()
+        let holder = Task {
+          try await holderStore.value(forKey: "k") {
+            loading.open()
+            try await release.wait()
+            return "held"
+          }
+        }
+        try await loading.wait()
+
+        let waiter = Task {
+          try await waiterStore.value(forKey: "k", waitTimeout: .seconds(1), pollInterval: .milliseconds(500)) {
+            "waiter loaded"
+          }
+        }
+        await clock.waitForSleepers()
+        clock.advance(by: .milliseconds(500))
+        await clock.waitForSleepers()
+        clock.advance(by: .milliseconds(500))
+        await #expect {
+          try await waiter.value
+        } throws: { error in
+          if case .loadWaitTimedOut(.seconds(1)) = error as? PostgresStoreError { return true }
+          return false
+        }
+
+        let cancelled = Task {
+          try await waiterStore.value(forKey: "k", waitTimeout: .seconds(60)) { "never" }
+        }
+        await clock.waitForSleepers()
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+
+        release.open()
+        #expect(try await holder.value == "held")
+        #expect(try await waiterStore.value(forKey: "k") == "held")
+      }
+    }
+  }
+#endif
