@@ -30,7 +30,7 @@ func runPostgresNodeIfRequested() async {
 
 /// Step 6 of the demo.
 func runPostgresStep() async throws {
-  step("6. Two processes share a PostgreSQL store")
+  step("7. Two processes share a PostgreSQL store")
   #if PostgreSQL
     try await PostgresDemo.run()
   #else

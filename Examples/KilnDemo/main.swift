@@ -8,7 +8,8 @@
 // 3. pagination, each page cached in SQLite
 // 4. search-as-you-type debounced with KilnDispatch, delivered on a queue
 // 5. offline: the server stops; the stale value on disk is served
-// 6. two processes share a PostgreSQL store (trait PostgreSQL; KILN_POSTGRES_URL or a throwaway server)
+// 6. a repository paged both ways over memory + disk + network, through an outage
+// 7. two processes share a PostgreSQL store (trait PostgreSQL; KILN_POSTGRES_URL or a throwaway server)
 
 import Dispatch
 import Foundation
