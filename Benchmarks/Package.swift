@@ -9,7 +9,7 @@
 
 import PackageDescription
 
-let benchmarkTargets = ["CoreBenchmarks", "QueryBenchmarks", "StorageBenchmarks"]
+let benchmarkTargets = ["CoreBenchmarks", "QueryBenchmarks", "StorageBenchmarks", "RepositoryBenchmarks"]
 
 let package = Package(
   name: "KilnBenchmarks",
@@ -34,6 +34,7 @@ let package = Package(
           .product(name: "KilnCore", package: "Kiln"),
           .product(name: "KilnQuery", package: "Kiln"),
           .product(name: "KilnStorage", package: "Kiln"),
+          .product(name: "KilnRepository", package: "Kiln"),
           .product(name: "KilnDispatch", package: "Kiln"),
         ],
         path: "Benchmarks/\(name)",
