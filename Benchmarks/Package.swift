@@ -9,7 +9,9 @@
 
 import PackageDescription
 
-let benchmarkTargets = ["CoreBenchmarks", "QueryBenchmarks", "StorageBenchmarks", "HTTPCacheBenchmarks"]
+let benchmarkTargets = [
+  "CoreBenchmarks", "QueryBenchmarks", "StorageBenchmarks", "HTTPCacheBenchmarks", "RepositoryBenchmarks",
+]
 
 let package = Package(
   name: "KilnBenchmarks",
@@ -37,6 +39,7 @@ let package = Package(
           .product(name: "KilnQuery", package: "Kiln"),
           .product(name: "KilnStorage", package: "Kiln"),
           .product(name: "KilnNetwork", package: "Kiln"),
+          .product(name: "KilnRepository", package: "Kiln"),
           .product(name: "KilnDispatch", package: "Kiln"),
         ],
         path: "Benchmarks/\(name)",

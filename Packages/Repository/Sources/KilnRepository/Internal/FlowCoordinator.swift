@@ -187,6 +187,13 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     // Re-check: an update, clear or fetch may have finished (or started) during the read.
     if let fetch { return fetch.task }
     guard before == generation else { return nil }
+    // Nothing changed (the same cached write, already shown as completed): emit nothing.
+    if !reading.isStale, !invalidated, hasState, content != nil, case .fixed = phase,
+      case .completed = broadcaster.current?.state,
+      let cached = reading.cached, cached.cachedAt != nil, cached.cachedAt == cachedAt
+    {
+      return nil
+    }
     if let cached = reading.cached {
       if !hasState || cachedAt != cached.cachedAt || content == nil {
         content = cached.data
