@@ -155,7 +155,9 @@ let package = Package(
         .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: [asyncHTTPClientTrait])),
       ]
     ),
-    tests(for: "KilnNetwork", package: "Network", dependencies: ["KilnCore", "KilnTesting", "_KilnTestServer"]),
+    tests(
+      for: "KilnNetwork", package: "Network",
+      dependencies: ["KilnCore", "KilnTesting", "KilnStorage", "_KilnTestServer"]),
 
     // Repository: single source of truth, loading states, pagination, loaders.
     module(

@@ -1,0 +1,224 @@
+import Foundation
+import KilnNetwork
+import KilnStorage
+import KilnTesting
+import Testing
+import _KilnTestServer
+
+/// `base` behind `cache`: opens the existential the transport kinds hand out.
+func cachingTransport(_ base: some Transport, in cache: HTTPCache) -> any Transport {
+  base.caching(in: cache)
+}
+
+/// The HTTP cache in front of both real transports, against the loopback server. The cache and
+/// the server share one manual wall clock (the server stamps `Date` from it), so responses go
+/// stale when the test says so, without sleeping.
+@Suite("HTTP cache against the loopback server", .timeLimit(.minutes(2)))
+struct HTTPCacheServerTests {
+  let now = ManualDate(t0)
+
+  func makeCache() -> HTTPCache {
+    makeCache(MemoryCache<String, Data>(entryLifetime: nil))
+  }
+
+  func makeCache(_ store: some KeyValueStore<String, Data>) -> HTTPCache {
+    HTTPCache(store: store, now: now.provider)
+  }
+
+  /// Headers with `Date` from the shared clock.
+  func headers(_ fields: [(String, String)]) -> [(String, String)] {
+    [("Date", HTTPDate.format(now.now))] + fields
+  }
+
+  @Test(
+    "ETag: a fresh hit asks nothing; a stale one is revalidated with If-None-Match and a 304",
+    arguments: TransportKind.allCases)
+  func etag(kind: TransportKind) async throws {
+    let server = try await TestServer.start { request in
+      let fields = self.headers([("Cache-Control", "max-age=10"), ("ETag", "\"v1\"")])
+      if request.headers["if-none-match"] == "\"v1\"" { return .status(304, headers: fields) }
+      return TestResponse(status: 200, headers: fields, body: Array("version one".utf8))
+    }
+    try await kind.withTransport { base in
+      let transport = cachingTransport(base, in: makeCache())
+      let request = HTTPRequest(url: server.url("/etag"))
+      let first = try await transport.send(request)
+      #expect(first.cacheStatus?.forward == .uriMiss && first.cacheStatus?.stored == true)
+      now.advance(by: .seconds(5))
+      let hit = try await transport.send(request)
+      #expect(hit.cacheStatus?.hit == true && hit.headers["Age"] == "5")
+      #expect(server.requestCount(path: "/etag") == 1)
+      now.advance(by: .seconds(6))
+      let revalidated = try await transport.send(request)
+      #expect(revalidated.status == 200 && revalidated.body == Data("version one".utf8))
+      #expect(revalidated.cacheStatus?.forwardStatus == 304)
+      #expect(server.requestCount(path: "/etag") == 2)
+      #expect(server.requests.last?.headers["if-none-match"] == "\"v1\"")
+    }
+    try await server.stop()
+  }
+
+  @Test("Last-Modified: heuristic freshness, then If-Modified-Since and a 304", arguments: TransportKind.allCases)
+  func lastModified(kind: TransportKind) async throws {
+    let modified = HTTPDate.format(t0.plus(-1000))
+    let server = try await TestServer.start { request in
+      let fields = self.headers([("Last-Modified", modified)])
+      if request.headers["if-modified-since"] == modified { return .status(304, headers: fields) }
+      return TestResponse(status: 200, headers: fields, body: Array("dated".utf8))
+    }
+    try await kind.withTransport { base in
+      let transport = cachingTransport(base, in: makeCache())
+      let request = HTTPRequest(url: server.url("/dated"))
+      _ = try await transport.send(request)
+      now.advance(by: .seconds(90))  // 10 % of 1000 s: fresh for 100 s
+      #expect(try await transport.send(request).cacheStatus?.hit == true)
+      now.advance(by: .seconds(20))
+      let revalidated = try await transport.send(request)
+      #expect(revalidated.body == Data("dated".utf8) && revalidated.cacheStatus?.forwardStatus == 304)
+      #expect(server.requestCount(path: "/dated") == 2)
+    }
+    try await server.stop()
+  }
+
+  @Test("Vary: one request per variant, each served only to matching requests", arguments: TransportKind.allCases)
+  func vary(kind: TransportKind) async throws {
+    let server = try await TestServer.start { request in
+      TestResponse(
+        status: 200, headers: self.headers([("Cache-Control", "max-age=60"), ("Vary", "Accept-Language")]),
+        body: Array((request.headers["accept-language"] ?? "none").utf8))
+    }
+    try await kind.withTransport { base in
+      let transport = cachingTransport(base, in: makeCache())
+      for language in ["en", "fr", "en", "fr", "en"] {
+        let response = try await transport.send(
+          HTTPRequest(url: server.url("/vary"), headers: ["Accept-Language": language]))
+        #expect(response.body == Data(language.utf8))
+      }
+      #expect(server.requestCount(path: "/vary") == 2)
+    }
+    try await server.stop()
+  }
+
+  @Test(
+    "stale-while-revalidate: every caller gets the stale response at once; one background request",
+    arguments: TransportKind.allCases)
+  func staleWhileRevalidate(kind: TransportKind) async throws {
+    let gate = Gate()
+    let version = AsyncCounter(1)
+    let server = try await TestServer.start { request in
+      if request.headers["if-none-match"] != nil { try? await gate.wait() }
+      let current = version.value
+      return TestResponse(
+        status: 200,
+        headers: self.headers([("Cache-Control", "max-age=1, stale-while-revalidate=60"), ("ETag", "\"v\(current)\"")]),
+        body: Array("v\(current)".utf8))
+    }
+    try await kind.withTransport { base in
+      let cache = makeCache()
+      let transport = cachingTransport(base, in: cache)
+      let request = HTTPRequest(url: server.url("/swr"))
+      _ = try await transport.send(request)
+      version.increment()
+      now.advance(by: .seconds(10))
+      let responses = try await withThrowingTaskGroup(of: HTTPResponse.self) { group in
+        for _ in 0..<16 { group.addTask { try await transport.send(request) } }
+        return try await group.reduce(into: [HTTPResponse]()) { $0.append($1) }
+      }
+      #expect(responses.allSatisfy { $0.body == Data("v1".utf8) && $0.cacheStatus?.hit == true })
+      await gate.waitForWaiters(1)
+      #expect(server.requestCount(path: "/swr") == 2)
+      gate.open()
+      await cache.waitForRevalidations()
+      #expect(server.requestCount(path: "/swr") == 2)
+      let refreshed = try await transport.send(request)
+      #expect(refreshed.body == Data("v2".utf8) && refreshed.cacheStatus?.hit == true)
+    }
+    try await server.stop()
+  }
+
+  @Test(
+    "stale-if-error: a dropped connection or a 503 serves stale; must-revalidate gets a generated 504",
+    arguments: TransportKind.allCases)
+  func staleIfError(kind: TransportKind) async throws {
+    let failing = AsyncCounter(0)
+    let server = try await TestServer.start { request in
+      if failing.value == 1 { return .closeConnection }
+      if failing.value == 2 { return .status(503, headers: self.headers([])) }
+      let control =
+        request.path == "/strict" ? "max-age=1, must-revalidate, stale-if-error=60" : "max-age=1, stale-if-error=60"
+      return TestResponse(status: 200, headers: self.headers([("Cache-Control", control)]), body: Array("kept".utf8))
+    }
+    try await kind.withTransport { base in
+      let transport = cachingTransport(base, in: makeCache())
+      let lenient = HTTPRequest(url: server.url("/lenient"))
+      let strict = HTTPRequest(url: server.url("/strict"))
+      _ = try await transport.send(lenient)
+      _ = try await transport.send(strict)
+      now.advance(by: .seconds(30))
+      failing.add(1)  // drop every connection
+      let dropped = try await transport.send(lenient)
+      #expect(dropped.status == 200 && dropped.body == Data("kept".utf8))
+      #expect(dropped.cacheStatus?.detail == "stale-if-error")
+      let generated = try await transport.send(strict)
+      #expect(generated.status == 504 && generated.isGeneratedByCache)
+      failing.add(1)  // answer 503
+      let unavailable = try await transport.send(lenient)
+      #expect(unavailable.status == 200 && unavailable.cacheStatus?.forwardStatus == 503)
+      #expect(try await transport.send(strict).status == 503)
+      now.advance(by: .seconds(60))
+      #expect(try await transport.send(lenient).status == 503)
+    }
+    try await server.stop()
+  }
+
+  @Test("a successful POST invalidates the stored GET; a failed POST does not", arguments: TransportKind.allCases)
+  func invalidation(kind: TransportKind) async throws {
+    let postStatus = AsyncCounter(500)
+    let server = try await TestServer.start { request in
+      if request.method == "POST" { return .status(postStatus.value, headers: [("Location", "/items/1")]) }
+      return TestResponse(
+        status: 200, headers: self.headers([("Cache-Control", "max-age=600")]), body: Array("list".utf8))
+    }
+    try await kind.withTransport { base in
+      let transport = cachingTransport(base, in: makeCache())
+      let list = HTTPRequest(url: server.url("/items"))
+      let item = HTTPRequest(url: server.url("/items/1"))
+      _ = try await transport.send(list)
+      _ = try await transport.send(item)
+      let post = HTTPRequest(method: .post, url: server.url("/items"), body: .data(Data("{}".utf8)))
+      #expect(try await transport.send(post).status == 500)
+      #expect(try await transport.send(list).cacheStatus?.hit == true)
+      postStatus.add(201 - 500)
+      #expect(try await transport.send(post).status == 201)
+      #expect(try await transport.send(list).cacheStatus?.forward == .uriMiss)
+      #expect(try await transport.send(item).cacheStatus?.forward == .uriMiss)
+      #expect(server.requestCount(path: "/items") == 4)
+    }
+    try await server.stop()
+  }
+
+  @Test(
+    "a DiskCache keeps responses across cache instances; a corrupt file is a miss", arguments: TransportKind.allCases)
+  func diskCache(kind: TransportKind) async throws {
+    let server = try await TestServer.start { _ in
+      TestResponse(status: 200, headers: self.headers([("Cache-Control", "max-age=600")]), body: Array("disk".utf8))
+    }
+    try await withTemporaryDirectory { directory in
+      try await kind.withTransport { base in
+        let request = HTTPRequest(url: server.url("/disk"))
+        _ = try await cachingTransport(base, in: makeCache(try DiskCache<String, Data>(directory: directory))).send(
+          request)
+        let reopened = cachingTransport(base, in: makeCache(try DiskCache<String, Data>(directory: directory)))
+        let hit = try await reopened.send(request)
+        #expect(hit.cacheStatus?.hit == true && hit.body == Data("disk".utf8))
+        #expect(server.requestCount(path: "/disk") == 1)
+        let store = try DiskCache<String, Data>(directory: directory)
+        try await store.setValue(Data("garbage".utf8), forKey: HTTPCache.key(for: request.url), expiresAt: nil)
+        let afterCorruption = try await cachingTransport(base, in: makeCache(store)).send(request)
+        #expect(afterCorruption.cacheStatus?.forward == .uriMiss)
+        #expect(server.requestCount(path: "/disk") == 2)
+      }
+    }
+    try await server.stop()
+  }
+}
