@@ -184,7 +184,7 @@ let package = Package(
     .executableTarget(
       name: "kiln-demo",
       dependencies: [
-        "KilnCore", "KilnQuery", "KilnStorage", "KilnDispatch", "_KilnTestServer",
+        "KilnCore", "KilnQuery", "KilnStorage", "KilnNetwork", "KilnDispatch", "_KilnTestServer",
       ],
       path: "Examples/KilnDemo"
     ),
