@@ -75,8 +75,8 @@ let package = Package(
     .default(enabledTraits: []),
   ],
   dependencies: [
-    // Test and demo only (_KilnTestServer): no product depends on it, so consumers never
-    // fetch it (Scripts/check-consumers.sh proves it).
+    // Test and demo only (_KilnTestServer), and under KilnNetwork's AsyncHTTPClient trait: a consumer without
+    // the trait never fetches it (Scripts/check-consumers.sh proves it).
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
@@ -134,9 +134,12 @@ let package = Package(
           package: "async-http-client",
           condition: .when(traits: [asyncHTTPClientTrait])
         ),
+        .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: [asyncHTTPClientTrait])),
+        .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: [asyncHTTPClientTrait])),
+        .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: [asyncHTTPClientTrait])),
       ]
     ),
-    tests(for: "KilnNetwork", package: "Network", dependencies: ["KilnCore", "KilnTesting"]),
+    tests(for: "KilnNetwork", package: "Network", dependencies: ["KilnCore", "KilnTesting", "_KilnTestServer"]),
 
     // Repository: single source of truth, loading states, pagination, loaders.
     module(
@@ -184,7 +187,7 @@ let package = Package(
     .executableTarget(
       name: "kiln-demo",
       dependencies: [
-        "KilnCore", "KilnQuery", "KilnStorage", "KilnNetwork", "KilnDispatch", "_KilnTestServer",
+        "KilnCore", "KilnQuery", "KilnStorage", "KilnNetwork", "KilnRepository", "KilnDispatch", "_KilnTestServer",
       ],
       path: "Examples/KilnDemo"
     ),

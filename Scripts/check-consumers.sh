@@ -47,5 +47,5 @@ MANIFEST
 }
 
 check KilnCoreOnly "KilnCore" "KilnCore"
-check EveryProduct "KilnCore KilnQuery KilnStorage KilnNetwork KilnRepository KilnDispatch KilnTesting" \
-  "KilnCore KilnQuery KilnStorage KilnNetwork KilnRepository KilnDispatch KilnTesting"
+check EveryProduct "KilnCore KilnQuery KilnStorage KilnNetwork KilnRepository KilnSwiftUI KilnDispatch KilnTesting" \
+  "KilnCore KilnQuery KilnStorage KilnNetwork KilnRepository KilnSwiftUI KilnDispatch KilnTesting"

@@ -159,7 +159,7 @@ check(server.requestCount(path: "/search") == 1, "the debounce ran only the newe
 // MARK: 5. A network handler
 
 step("5. Typed targets through a NetworkHandler: Retry-After honoured, the wire logged, responses cached")
-try await NetworkStep.run(server: server, transport: DemoTransport())
+try await NetworkStep.run(server: server, transport: URLSessionTransport())
 
 // MARK: 6. Offline
 
@@ -179,5 +179,7 @@ do {
 let (stale, staleTime) = try await timed { try await forgiving.load() }
 print("   the forgiving one serves the stale feed from disk: \(stale.headline) (\(show(staleTime)))")
 check(stale == burst.first!, "the last stored feed")
+
+try await repositoryStep(workspace: workspace)
 
 print("\nDone: every step behaved as described.")

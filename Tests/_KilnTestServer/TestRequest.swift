@@ -13,9 +13,18 @@ public struct TestRequest: Sendable, CustomStringConvertible {
   public var headers: [String: String]
   /// The body.
   public var body: Data
+  /// The request target exactly as it arrived, percent-encoding included: `/a%20b?q=1`.
+  public var uri: String
+  /// Every header field in arrival order, names as sent, repeated names kept.
+  public var headerFields: [(name: String, value: String)]
+  /// Which connection carried the request: the server numbers its connections from 1.
+  public var connection: Int
 
-  init(head: HTTPRequestHead, body: Data) {
+  init(head: HTTPRequestHead, body: Data, connection: Int = 0) {
     method = head.method.rawValue
+    uri = head.uri
+    headerFields = head.headers.map { (name: $0.name, value: $0.value) }
+    self.connection = connection
     let components = URLComponents(string: head.uri)
     path = components?.path ?? head.uri
     query = Dictionary(

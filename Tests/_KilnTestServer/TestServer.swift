@@ -29,14 +29,19 @@ public final class TestServer: Sendable {
   private let group: MultiThreadedEventLoopGroup
   private let channel: any Channel
   private let recorded: NIOLockedValueBox<[TestRequest]>
+  private let connections: NIOLockedValueBox<Int>
+  private let answering: NIOLockedValueBox<Int>
 
   private init(
-    port: Int, group: MultiThreadedEventLoopGroup, channel: any Channel, recorded: NIOLockedValueBox<[TestRequest]>
+    port: Int, group: MultiThreadedEventLoopGroup, channel: any Channel, recorded: NIOLockedValueBox<[TestRequest]>,
+    connections: NIOLockedValueBox<Int>, answering: NIOLockedValueBox<Int>
   ) {
     self.port = port
     self.group = group
     self.channel = channel
     self.recorded = recorded
+    self.connections = connections
+    self.answering = answering
   }
 
   /// Starts a server.
@@ -49,15 +54,23 @@ public final class TestServer: Sendable {
   public static func start(port: Int = 0, handler: @escaping Handler) async throws -> TestServer {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     let recorded = NIOLockedValueBox<[TestRequest]>([])
+    let connections = NIOLockedValueBox(0)
+    let answering = NIOLockedValueBox(0)
     do {
       let channel = try await ServerBootstrap(group: group)
         .serverChannelOption(.backlog, value: 256)
         .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
         .childChannelInitializer { channel in
-          channel.eventLoop.makeCompletedFuture {
+          let connection = connections.withLockedValue { count in
+            count += 1
+            return count
+          }
+          return channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
             try channel.pipeline.syncOperations.addHandler(
-              RequestHandler(handler: handler, record: { request in recorded.withLockedValue { $0.append(request) } })
+              RequestHandler(
+                handler: handler, connection: connection, answering: answering,
+                record: { request in recorded.withLockedValue { $0.append(request) } })
             )
           }
         }
@@ -67,7 +80,9 @@ public final class TestServer: Sendable {
         try? await channel.close()
         throw TestServerError.noPort
       }
-      return TestServer(port: boundPort, group: group, channel: channel, recorded: recorded)
+      return TestServer(
+        port: boundPort, group: group, channel: channel, recorded: recorded, connections: connections,
+        answering: answering)
     } catch {
       try? await group.shutdownGracefully()
       throw error
@@ -84,6 +99,17 @@ public final class TestServer: Sendable {
     URL(string: "http://127.0.0.1:\(port)\(path.hasPrefix("/") ? "" : "/")\(path)")!
   }
 
+  /// The URL of `path` (with an optional query) on this server, addressed by `host`: `"localhost"`
+  /// reaches the same server under another host name than ``baseURL``'s `127.0.0.1`.
+  public func url(_ path: String, host: String) -> URL {
+    URL(string: "http://\(host):\(port)\(path.hasPrefix("/") ? "" : "/")\(path)")!
+  }
+
+  /// How many connections the server has accepted so far.
+  public var connectionCount: Int {
+    connections.withLockedValue { $0 }
+  }
+
   /// Every request received so far, in arrival order.
   public var requests: [TestRequest] {
     recorded.withLockedValue { $0 }
@@ -95,8 +121,15 @@ public final class TestServer: Sendable {
   }
 
   /// Stops listening and closes every connection; later requests are refused.
+  ///
+  /// Waits (up to two seconds) for handlers still answering to return first, so that none
+  /// writes to a stopped server.
   public func stop() async throws {
     try? await channel.close()
+    let deadline = ContinuousClock.now + .seconds(2)
+    while answering.withLockedValue({ $0 }) > 0 && ContinuousClock.now < deadline {
+      try? await Task.sleep(for: .milliseconds(5))
+    }
     try await group.shutdownGracefully()
   }
 }
@@ -114,11 +147,18 @@ private final class RequestHandler: ChannelInboundHandler, RemovableChannelHandl
 
   private let handler: TestServer.Handler
   private let record: @Sendable (TestRequest) -> Void
+  private let connection: Int
+  private let answering: NIOLockedValueBox<Int>
   private var head: HTTPRequestHead?
   private var body: [UInt8] = []
 
-  init(handler: @escaping TestServer.Handler, record: @escaping @Sendable (TestRequest) -> Void) {
+  init(
+    handler: @escaping TestServer.Handler, connection: Int, answering: NIOLockedValueBox<Int>,
+    record: @escaping @Sendable (TestRequest) -> Void
+  ) {
     self.handler = handler
+    self.connection = connection
+    self.answering = answering
     self.record = record
   }
 
@@ -132,13 +172,23 @@ private final class RequestHandler: ChannelInboundHandler, RemovableChannelHandl
     case .end:
       guard let head else { return }
       self.head = nil
-      let request = TestRequest(head: head, body: Data(body))
+      let request = TestRequest(head: head, body: Data(body), connection: connection)
       record(request)
       let handler = handler
       let keepAlive = head.isKeepAlive
       let version = head.version
       let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-      context.eventLoop.makeFutureWithTask { await handler(request) }.whenSuccess { response in
+      let channel = context.channel
+      let answering = answering
+      answering.withLockedValue { $0 += 1 }
+      context.eventLoop.makeFutureWithTask { () -> TestResponse? in
+        let response = await handler(request)
+        if response.isSimple { return response }
+        await Self.stream(response, head: head, channel: channel)
+        return nil
+      }.whenComplete { result in
+        answering.withLockedValue { $0 -= 1 }
+        guard case .success(let response?) = result else { return }
         Self.write(response, version: version, keepAlive: keepAlive, context: bound.value)
       }
     }
@@ -164,6 +214,52 @@ private final class RequestHandler: ChannelInboundHandler, RemovableChannelHandl
     if !keepAlive {
       let channel = context.channel
       done.whenComplete { _ in channel.close(promise: nil) }
+    }
+  }
+
+  /// Sends a response that is delayed, generated, trickled, chunked or cut short, one piece at
+  /// a time, each write awaited before the next (so a huge body is never held in memory).
+  private static func stream(_ response: TestResponse, head request: HTTPRequestHead, channel: any Channel) async {
+    if response.delay > .zero {
+      try? await Task.sleep(for: response.delay)
+    }
+    if response.dropsConnection {
+      try? await channel.close()
+      return
+    }
+    let length = response.bodyLength
+    var headers = HTTPHeaders(response.headers)
+    if response.announcesLength {
+      headers.replaceOrAdd(name: "Content-Length", value: String(length))
+    } else {
+      headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked")
+    }
+    let closes = !request.isKeepAlive || response.dropsAfterBodyBytes != nil
+    if closes { headers.replaceOrAdd(name: "Connection", value: "close") }
+    let head = HTTPResponseHead(
+      version: request.version, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
+    do {
+      try await channel.writeAndFlush(HTTPServerResponsePart.head(head)).get()
+      let end = min(length, response.dropsAfterBodyBytes ?? length)
+      let pieceSize = max(1, response.chunkSize ?? max(end, 1))
+      var offset = 0
+      while offset < end {
+        if offset > 0 && response.chunkInterval > .zero {
+          try await Task.sleep(for: response.chunkInterval)
+        }
+        let next = min(end, offset + pieceSize)
+        let buffer = channel.allocator.buffer(bytes: response.bodyBytes(offset..<next))
+        try await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer))).get()
+        offset = next
+      }
+      if response.dropsAfterBodyBytes != nil {
+        try await channel.close()
+        return
+      }
+      try await channel.writeAndFlush(HTTPServerResponsePart.end(nil)).get()
+      if closes { try await channel.close() }
+    } catch {
+      try? await channel.close()
     }
   }
 }

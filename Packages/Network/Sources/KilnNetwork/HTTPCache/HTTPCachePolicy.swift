@@ -233,11 +233,11 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     } else if let minFresh = requestDirectives.minFresh, lifetime - age < TimeInterval(minFresh) {
       reason = .request
     } else if age < lifetime {
-      return .serve(servedResponse(stored, age: age, lifetime: lifetime))
+      return .serve(answeringPreconditions(of: request, with: servedResponse(stored, age: age, lifetime: lifetime)))
     } else if forbidsStale(stored) {
       reason = .stale
     } else if let maxStale = requestDirectives.maxStale, age - lifetime <= TimeInterval(maxStale) {
-      return .serve(servedResponse(stored, age: age, lifetime: lifetime))
+      return .serve(answeringPreconditions(of: request, with: servedResponse(stored, age: age, lifetime: lifetime)))
     } else if let window = stored.cacheControl.staleWhileRevalidate, age - lifetime <= TimeInterval(window),
       !requestDirectives.onlyIfCached
     {
@@ -272,6 +272,39 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   }
 
   // MARK: - Validation (RFC 9111 §4.3)
+
+  /// `served` turned into a `304 Not Modified` when `request`'s own preconditions say the client
+  /// already has it (RFC 9111 §4.3.2): an `If-None-Match` listing the response's entity tag
+  /// (weak comparison) or `*`, or else an `If-Modified-Since` no earlier than its
+  /// `Last-Modified`. The 304 keeps the header fields but `Content-Length`, and no body.
+  ///
+  /// - Parameters:
+  ///   - request: The request being answered from the cache.
+  ///   - served: The stored response as it would be served.
+  /// - Returns: `served` itself, or the 304.
+  public func answeringPreconditions(of request: HTTPRequest, with served: HTTPResponse) -> HTTPResponse {
+    guard request.method == .get || request.method == .head, (200...299).contains(served.status) else {
+      return served
+    }
+    let noneMatch = request.headers.listElements(for: "If-None-Match")
+    let notModified: Bool
+    if !noneMatch.isEmpty {
+      guard let tag = served.headers.first("ETag") else { return served }
+      notModified = noneMatch.contains { $0 == "*" || Self.weakTag($0) == Self.weakTag(tag) }
+    } else if let since = request.headers.first("If-Modified-Since").flatMap(HTTPDate.parse),
+      let modified = served.headers.first("Last-Modified").flatMap(HTTPDate.parse)
+    {
+      notModified = modified <= since
+    } else {
+      return served
+    }
+    guard notModified else { return served }
+    var response = served
+    response.status = 304
+    response.body = Data()
+    response.headers.remove("Content-Length")
+    return response
+  }
 
   /// `request` made conditional on `stored`'s validators: `If-None-Match` with its `ETag` and
   /// `If-Modified-Since` with its `Last-Modified` (RFC 9111 §4.3.1). A request that already

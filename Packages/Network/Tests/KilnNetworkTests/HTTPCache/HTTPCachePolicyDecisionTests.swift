@@ -47,6 +47,35 @@ struct HTTPCachePolicyDecisionTests {
     #expect(request.headers["Accept"] == "*/*")
   }
 
+  @Test("a client's If-None-Match or If-Modified-Since matching a fresh response gets a 304 from the cache")
+  func cacheAnswersPreconditions() throws {
+    let modified = HTTPDate.format(t0.plus(-5000))
+    let stored = storedResponse(
+      ["Cache-Control": "max-age=60", "ETag": "\"abc\"", "Last-Modified": modified, "Content-Length": "4"])
+    for tags in ["\"abc\"", "W/\"abc\"", "\"x\", \"abc\"", "*"] {
+      let response = try #require(
+        policy.decision(for: getRequest(["If-None-Match": tags]), stored: stored, now: t0.plus(1)).servedResponse)
+      #expect(response.status == 304 && response.body.isEmpty, "\(tags)")
+      #expect(response.headers["ETag"] == "\"abc\"" && response.headers["Content-Length"] == nil)
+      #expect(response.cacheStatus?.hit == true)
+    }
+    let other = policy.decision(for: getRequest(["If-None-Match": "\"x\""]), stored: stored, now: t0.plus(1))
+    #expect(other.servedResponse?.status == 200)
+    let since = policy.decision(
+      for: getRequest(["If-Modified-Since": HTTPDate.format(t0.plus(-10))]), stored: stored, now: t0.plus(1))
+    #expect(since.servedResponse?.status == 304)
+    let before = policy.decision(
+      for: getRequest(["If-Modified-Since": HTTPDate.format(t0.plus(-6000))]), stored: stored, now: t0.plus(1))
+    #expect(before.servedResponse?.status == 200)
+    // If-None-Match takes precedence over If-Modified-Since.
+    let precedence = getRequest(["If-None-Match": "\"x\"", "If-Modified-Since": HTTPDate.format(t0)])
+    #expect(policy.decision(for: precedence, stored: stored, now: t0.plus(1)).servedResponse?.status == 200)
+    // A stale stored response is not answered from the cache: the preconditions go to the origin.
+    #expect(
+      policy.decision(for: getRequest(["If-None-Match": "\"abc\""]), stored: stored, now: t0.plus(61)).forwardReason
+        == .stale)
+  }
+
   @Test("a request with its own preconditions keeps them")
   func clientConditional() {
     let stored = storedResponse(["Cache-Control": "max-age=10", "ETag": "\"v1\""])
