@@ -24,7 +24,9 @@ struct Feed: Codable, Hashable, Sendable {
 /// - `GET /feed` — the feed, a new version per request;
 /// - `GET /articles?page=N` — four articles per page for pages 1 to 3, then an empty page;
 /// - `GET /flaky` — `503 Service Unavailable` twice, then the feed;
-/// - `GET /search?q=…` — the articles whose title contains the query.
+/// - `GET /search?q=…` — the articles whose title contains the query;
+/// - `GET /inventory` — `503` with `Retry-After: 1` once, then the inventory;
+/// - `GET /echo?q=…` — the query value as the server read it.
 ///
 /// Every answer takes about 20 ms, like a nearby server.
 enum DemoAPI {
@@ -48,6 +50,13 @@ enum DemoAPI {
       case "/search":
         let query = request.query["q", default: ""].lowercased()
         return .json(["Kiln", "Kilns and kilnsmiths", "Pottery"].filter { $0.lowercased().contains(query) })
+      case "/inventory":
+        let attempt = counters.next("inventory")
+        return attempt == 1
+          ? .status(503, headers: [("Retry-After", "1")])
+          : .json(Inventory(items: ["celadon bowl", "raku cup", "stoneware jug"], attempt: attempt))
+      case "/echo":
+        return .json(["q": request.query["q"] ?? ""])
       default:
         return .status(404)
       }

@@ -30,7 +30,7 @@ func runPostgresNodeIfRequested() async {
 
 /// Step 6 of the demo.
 func runPostgresStep() async throws {
-  step("7. Two processes share a PostgreSQL store")
+  step("8. Two processes share a PostgreSQL store")
   #if PostgreSQL
     try await PostgresDemo.run()
   #else

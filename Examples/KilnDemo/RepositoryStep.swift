@@ -75,7 +75,7 @@ func describe(_ state: LoadingState<[Article]>) -> String {
 }
 
 func repositoryStep(workspace: URL) async throws {
-  step("6. A repository: a list paged both ways over memory + disk + network, through an outage")
+  step("7. A repository: a list paged both ways over memory + disk + network, through an outage")
   var server = try await DemoAPI.start()
   let address = APIAddress(server.baseURL)
   let disk = try DiskCache<UnitParam, PageWindow<Article>>(directory: workspace.appendingPathComponent("list"))

@@ -7,13 +7,16 @@
 // 2. retry with exponential backoff against a failing endpoint
 // 3. pagination, each page cached in SQLite
 // 4. search-as-you-type debounced with KilnDispatch, delivered on a queue
-// 5. offline: the server stops; the stale value on disk is served
-// 6. a repository paged both ways over memory + disk + network, through an outage
-// 7. two processes share a PostgreSQL store (trait PostgreSQL; KILN_POSTGRES_URL or a throwaway server)
+// 5. typed targets through a NetworkHandler: Retry-After honoured, the wire logged, a
+//    response cache, exact percent-encoding
+// 6. offline: the server stops; the stale value on disk is served
+// 7. a repository paged both ways over memory + disk + network, through an outage
+// 8. two processes share a PostgreSQL store (trait PostgreSQL; KILN_POSTGRES_URL or a throwaway server)
 
 import Dispatch
 import Foundation
 import KilnDispatch
+import KilnNetwork
 import KilnQuery
 import KilnStorage
 import _KilnTestServer
@@ -156,9 +159,14 @@ await withCheckedContinuation { continuation in
 print("   4 keystrokes, \(server.requestCount(path: "/search")) request")
 check(server.requestCount(path: "/search") == 1, "the debounce ran only the newest search")
 
-// MARK: 5. Offline
+// MARK: 5. A network handler
 
-step("5. Offline: the server stops")
+step("5. Typed targets through a NetworkHandler: Retry-After honoured, the wire logged, responses cached")
+try await NetworkStep.run(server: server, transport: URLSessionTransport())
+
+// MARK: 6. Offline
+
+step("6. Offline: the server stops")
 try await server.stop()
 try await Task.sleep(for: .milliseconds(350))
 let strict = feed
