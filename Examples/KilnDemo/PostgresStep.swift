@@ -100,7 +100,8 @@ func runPostgresStep() async throws {
           "   this process wrote \"report v2\": the other \(invalidated.replacingOccurrences(of: "invalidated", with: "dropped its memory copy of")) and now reads \"\(reread.dropFirst(6))\""
         )
         check(reread == "value report v2", "the other process sees the write")
-        node.waitUntilExit()
+        var status: Int32 = 0
+        _ = waitpid(node.processIdentifier, &status, 0)  // see `shell(_:)` on waitUntilExit
       }
     }
 
@@ -128,12 +129,15 @@ func runPostgresStep() async throws {
         say(loaded.value == 1 ? "loaded" : "waited")
         say("value \(value)")
         if cache.memory["report"] == nil { _ = try await cache.value(forKey: "report") }
+        // The notification of the first write (the loaded value) may still arrive after this
+        // point: a reread that finds the value unchanged waits for the next invalidation.
         for await key in invalidations.stream {
+          let reread = try await cache.value(forKey: "report")
+          guard let reread, reread != value else { continue }
           say("invalidated \(key)")
+          say("value \(reread)")
           break
         }
-        let reread = try await cache.value(forKey: "report")
-        say("value \(reread ?? "nil")")
       }
     }
 
@@ -150,7 +154,11 @@ func runPostgresStep() async throws {
       process.standardOutput = output
       try process.run()
       let data = output.fileHandleForReading.readDataToEndOfFile()
-      process.waitUntilExit()
+      // Not `waitUntilExit()`: on Linux it can miss the child's exit once the main thread has
+      // handed over to Dispatch, and wait forever. `waitpid` returns when the child has exited,
+      // or at once when Foundation already reaped it.
+      var status: Int32 = 0
+      _ = waitpid(process.processIdentifier, &status, 0)
       return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
   }
