@@ -1,0 +1,153 @@
+import Foundation
+import KilnNetwork
+import KilnTesting
+import Testing
+import _KilnTestServer
+
+/// A target on the loopback server.
+private struct Loopback: TargetGroup {
+  var baseURL: URL
+  var segments: [String]
+  var task: NetworkTask = .plain
+
+  init(baseURL: URL, path: String) {
+    self.baseURL = baseURL
+    self.segments = [path]
+  }
+
+  init(baseURL: URL, segments: [String], task: NetworkTask) {
+    self.baseURL = baseURL
+    self.segments = segments
+    self.task = task
+  }
+
+  var path: String { segments.joined(separator: "/") }
+  var pathSegments: [String] { segments }
+}
+
+/// The handler, end to end, with each real transport against the loopback server.
+@Suite("NetworkHandler over loopback", .timeLimit(.minutes(2)))
+struct HandlerLoopbackTests {
+  @Test(
+    "a 503 with Retry-After is retried after exactly that wait, on the injected clock",
+    arguments: TransportKind.allCases)
+  func retryAfter(kind: TransportKind) async throws {
+    let attempts = Recorder<Int>()
+    let server = try await TestServer.start { request in
+      attempts.append(attempts.values.count + 1)
+      return attempts.values.count == 1
+        ? TestResponse(status: 503, headers: [("Retry-After", "3")])
+        : .json(["id": 1])
+    }
+    try await kind.withTransport { transport in
+      let clock = ManualClock()
+      let handler = NetworkHandler(transport: transport, retryPolicy: .default, clock: clock)
+      let target = Loopback(baseURL: server.baseURL, path: "flaky")
+      let request = send(handler, target)
+      await clock.waitForSleepers(count: 1)
+      #expect(server.requestCount(path: "/flaky") == 1)
+      clock.advance(by: .milliseconds(2999))
+      #expect(clock.sleeperCount == 1)
+      clock.advance(by: .milliseconds(1))
+      let response = try await request.value.get()
+      #expect(response.status == 200)
+      #expect(server.requestCount(path: "/flaky") == 2)
+    }
+    try await server.stop()
+  }
+
+  @Test("parallel 401s refresh the credential once; every request then succeeds", arguments: TransportKind.allCases)
+  func refreshOnce(kind: TransportKind) async throws {
+    struct Tokens: Authenticator {
+      let refreshes: AsyncCounter
+      func apply(_ credential: Int, to request: inout HTTPRequest) {
+        request.headers["Authorization"] = "Bearer token-\(credential)"
+      }
+      func refresh(_ credential: Int) async throws -> Int {
+        refreshes.increment()
+        return credential + 1
+      }
+    }
+    let server = try await TestServer.start { request in
+      request.headers["authorization"] == "Bearer token-1" ? .json(["ok": true]) : .status(401)
+    }
+    try await kind.withTransport { transport in
+      let refreshes = AsyncCounter()
+      let interceptor = AuthenticationInterceptor(authenticator: Tokens(refreshes: refreshes), credential: 0)
+      let handler = NetworkHandler(transport: transport, authentication: interceptor)
+      let target = Loopback(baseURL: server.baseURL, path: "me")
+      let tasks = (0..<6).map { _ in send(handler, target) }
+      for task in tasks {
+        let status = try await task.value.get().status
+        #expect(status == 200)
+      }
+      #expect(refreshes.value == 1)
+    }
+    let authorizations = server.requests.map { $0.headers["authorization"] ?? "" }
+    #expect(authorizations.filter { $0 == "Bearer token-1" }.count == 6)
+    #expect(authorizations.filter { $0 == "Bearer token-0" }.count <= 6)
+    try await server.stop()
+  }
+
+  @Test("path segments and query values round-trip through the server exactly", arguments: TransportKind.allCases)
+  func percentEncoding(kind: TransportKind) async throws {
+    let server = try await TestServer.start { request in
+      .json(["path": request.path, "q": request.query["q"] ?? "-", "uri": request.uri])
+    }
+    let value = "a&b=c+d e/f?g#h%i 🔥"
+    try await kind.withTransport { transport in
+      let handler = NetworkHandler(transport: transport)
+      var parameters: QueryParameters = ["q": value]
+      parameters.append("2", for: "tag")
+      let target = Loopback(baseURL: server.baseURL, segments: ["files", value], task: .parameters(parameters))
+      let echoed = try await handler.request(target, as: [String: String].self)
+      #expect(echoed["q"] == value)
+      #expect(echoed["path"] == "/files/\(value)")
+      #expect(
+        echoed["uri"]
+          == "/files/a&b=c%2Bd%20e%2Ff%3Fg%23h%25i%20%F0%9F%94%A5?q=a%26b%3Dc%2Bd%20e%2Ff%3Fg%23h%25i%20%F0%9F%94%A5&tag=2"
+      )
+    }
+    try await server.stop()
+  }
+
+  @Test("malformed JSON from the server is a decoding error with the response", arguments: TransportKind.allCases)
+  func malformedJSON(kind: TransportKind) async throws {
+    let server = try await TestServer.start { _ in .text(#"{"id": 1,"#) }
+    try await kind.withTransport { transport in
+      struct Item: Decodable, Sendable { var id: Int }
+      let handler = NetworkHandler(transport: transport)
+      do throws(NetworkError) {
+        _ = try await handler.request(Loopback(baseURL: server.baseURL, path: "item"), as: Item.self)
+        Issue.record("malformed JSON decoded")
+      } catch .decoding(_, let response) {
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == #"{"id": 1,"#)
+      } catch {
+        Issue.record("expected a decoding error, got \(error)")
+      }
+    }
+    try await server.stop()
+  }
+
+  @Test(
+    "a server slower than the handler's timeout fails with timedOut, on the injected clock",
+    arguments: TransportKind.allCases)
+  func timeout(kind: TransportKind) async throws {
+    let server = try await TestServer.start { _ in TestResponse.json(["late": true]).delayed(by: .seconds(2)) }
+    try await kind.withTransport { transport in
+      let clock = ManualClock()
+      let handler = NetworkHandler(transport: transport, retryPolicy: .never, timeout: .seconds(1), clock: clock)
+      let request = send(handler, Loopback(baseURL: server.baseURL, path: "slow"))
+      await clock.waitForSleepers(count: 1)
+      clock.advance(by: .seconds(1))
+      let result = await request.value
+      guard case .failure(.timedOut(let limit)) = result else {
+        Issue.record("expected a timeout, got \(result)")
+        return
+      }
+      #expect(limit == .seconds(1))
+    }
+    try await server.stop()
+  }
+}
