@@ -163,12 +163,14 @@ let package = Package(
     module(
       "KilnRepository",
       package: "Repository",
-      dependencies: ["KilnCore", "KilnStorage", "_KilnSynchronization"]
+      // KilnNetwork only for SimpleNetworkLoader; the repository itself needs none of it.
+      dependencies: ["KilnCore", "KilnStorage", "KilnNetwork", "_KilnSynchronization"]
     ),
     // SwiftUI views over the loaders; empty where SwiftUI does not exist (Linux).
     module("KilnSwiftUI", package: "Repository", dependencies: ["KilnRepository"]),
     tests(
-      for: "KilnRepository", package: "Repository", dependencies: ["KilnCore", "KilnTesting", "_KilnSynchronization"]),
+      for: "KilnRepository", package: "Repository",
+      dependencies: ["KilnCore", "KilnTesting", "_KilnSynchronization", "_KilnTestServer"]),
 
     // Dispatch: Brisk's GCD operators, timers and async bridges. Stands alone: no KilnCore.
     module("KilnDispatch", package: "Dispatch+", dependencies: ["_KilnSynchronization"]),

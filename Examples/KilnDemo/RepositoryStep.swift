@@ -1,4 +1,5 @@
 import Foundation
+import KilnNetwork
 import KilnRepository
 import Synchronization
 import _KilnTestServer
@@ -15,16 +16,25 @@ final class APIAddress: Sendable {
 
   func move(to base: URL) { self.base.withLock { $0 = base } }
 
-  func url(_ path: String) -> URL { URL(string: path, relativeTo: base.withLock { $0 })!.absoluteURL }
+  var baseURL: URL { base.withLock { $0 } }
 }
 
-/// The articles API paged both ways, opening at page 2. (It will move to KilnNetwork's
-/// handler; for now a plain `URLSession` GET.)
+/// `GET /articles?page=<n>` as a typed target.
+struct ArticlesPage: TargetGroup {
+  let baseURL: URL
+  let page: Int
+  var path: String { "articles" }
+  var task: NetworkTask { .parameters(["page": "\(page)"]) }
+}
+
+/// The articles API paged both ways, opening at page 2, fetched through KilnNetwork's
+/// handler (no retries: the outage below should show at once).
 struct ArticlePages: TwoWayPaginationFetcher {
   let address: APIAddress
+  let handler = NetworkHandler(transport: URLSessionTransport(), retryPolicy: .never)
 
   func page(_ number: Int) async throws -> PaginationResult<Article> {
-    let articles = try await GetJSON<[Article]>(url: address.url("/articles?page=\(number)")).load()
+    let articles = try await handler.request(ArticlesPage(baseURL: address.baseURL, page: number), as: [Article].self)
     return PaginationResult(
       data: articles, nextKey: number < 3 ? "\(number + 1)" : nil, prevKey: number > 1 ? "\(number - 1)" : nil)
   }
@@ -69,13 +79,17 @@ func describe(_ state: LoadingState<[Article]>) -> String {
   case .completed(let content, let next, let prev):
     return "\(ids(content)) [before: \(more(prev)), after: \(more(next))]"
   case .error(let error, let content):
-    let reason = (error as? URLError).map { "URLError \($0.code.rawValue)" } ?? "\(error)"
+    let reason =
+      switch error as? NetworkError {
+      case .transport(let failure)?: "\(failure)"
+      default: (error as? URLError).map { "URLError \($0.code.rawValue)" } ?? "\(error)"
+      }
     return "error: \(reason) — still showing \(ids(content))"
   }
 }
 
 func repositoryStep(workspace: URL) async throws {
-  step("7. A repository: a list paged both ways over memory + disk + network, through an outage")
+  step("7. A repository: a list paged both ways over memory + disk + the network handler, through an outage")
   var server = try await DemoAPI.start()
   let address = APIAddress(server.baseURL)
   let disk = try DiskCache<UnitParam, PageWindow<Article>>(directory: workspace.appendingPathComponent("list"))
