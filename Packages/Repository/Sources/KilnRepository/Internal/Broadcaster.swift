@@ -4,8 +4,9 @@ import _KilnSynchronization
 /// each new subscriber, then yields every change, in one order for everyone.
 ///
 /// Only the param's ``FlowCoordinator`` emits (one at a time, from the actor), so comparing
-/// a new state with the current one happens outside the lock; registering a subscriber and
-/// yielding to all of them happen under it, so nobody misses or repeats a change.
+/// a new state with the current one happens outside the lock. Registering a subscriber (with
+/// its replay) and swapping the current snapshot happen under it, so nobody misses or repeats
+/// a change; yielding to the subscribers happens after it, never under it (see ``emit(_:)``).
 final class Broadcaster<Data: Sendable>: Sendable {
   typealias Snapshot = LoadingSnapshot<Data>
 
@@ -69,10 +70,16 @@ final class Broadcaster<Data: Sendable>: Sendable {
       state.withLock { $0.current?.origin = snapshot.origin }
       return false
     }
-    state.withLock { state in
+    // Yield outside the lock: yielding resumes a subscriber's task, which takes that task's
+    // status lock, while cancelling a subscriber's task takes its status lock first and then
+    // ours (onTermination → remove). Yielding under the lock deadlocked the two threads.
+    // Nobody misses or repeats this snapshot: a subscriber registered after this critical
+    // section gets it as its replay and is not in `subscribers`; emits never overlap.
+    let subscribers = state.withLock { state in
       state.current = snapshot
-      for continuation in state.subscribers.values { continuation.yield(snapshot) }
+      return Array(state.subscribers.values)
     }
+    for continuation in subscribers { continuation.yield(snapshot) }
     return true
   }
 }
