@@ -1,3 +1,4 @@
+import Foundation
 import KilnTesting
 import Testing
 
@@ -103,7 +104,7 @@ struct AsyncCounterTests {
   }
 }
 
-@Suite("TestError and Recorder")
+@Suite("TestError and Recorder", .timeLimit(.minutes(1)))
 struct SmallHelpersTests {
   @Test("TestError compares by name and reads well")
   func testError() {
@@ -121,5 +122,32 @@ struct SmallHelpersTests {
     }
     await recorder.waitForCount(1_000)
     #expect(recorder.values.sorted() == Array(0..<1_000))
+    #expect(recorder.count == 1_000)
+  }
+
+  @Test("Recorder's timed wait returns true once the values arrive from another thread")
+  func timedWaitSucceeds() async {
+    let recorder = Recorder<Int>()
+    Thread {
+      for n in 0..<3 { recorder.append(n) }
+    }.start()
+    #expect(await recorder.waitForCount(3, timeout: .seconds(30)))
+    #expect(recorder.values == [0, 1, 2])
+  }
+
+  @Test("Recorder's timed wait gives up after its timeout instead of hanging")
+  func timedWaitTimesOut() async {
+    let recorder = Recorder<Int>()
+    recorder.append(1)
+    #expect(await recorder.waitForCount(1, timeout: .milliseconds(1)))  // already there
+    #expect(await recorder.waitForCount(2, timeout: .milliseconds(20)) == false)
+  }
+
+  @Test("Recorder's timed wait ends when its task is cancelled")
+  func timedWaitCancelled() async {
+    let recorder = Recorder<Int>()
+    let waiting = Task { await recorder.waitForCount(1, timeout: .seconds(3_600)) }
+    waiting.cancel()
+    #expect(await waiting.value == false)
   }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KilnDispatch
+import KilnTesting
 import Testing
 
 /// The completion handler `<<-` and friends hand out, for tests that call it themselves
@@ -15,33 +16,33 @@ typealias Callback<each Value> = @Sendable (repeat each Value) -> Void
 enum Callee {
   static let queue = DispatchQueue(label: "kiln.tests.callee")
 
-  static func none(reportingTo places: Mailbox<Place>? = nil, _ completion: @escaping @Sendable () -> Void) {
-    places?.put(QueueProbe.here)
+  static func none(reportingTo places: Recorder<Place>? = nil, _ completion: @escaping @Sendable () -> Void) {
+    places?.append(QueueProbe.here)
     queue.async { completion() }
   }
 
   static func one(
     _ value: Int,
-    reportingTo places: Mailbox<Place>? = nil,
+    reportingTo places: Recorder<Place>? = nil,
     _ completion: @escaping @Sendable (Int) -> Void
   ) {
-    places?.put(QueueProbe.here)
+    places?.append(QueueProbe.here)
     queue.async { completion(value) }
   }
 
   static func two(
-    reportingTo places: Mailbox<Place>? = nil,
+    reportingTo places: Recorder<Place>? = nil,
     _ completion: @escaping @Sendable (String?, (any Error)?) -> Void
   ) {
-    places?.put(QueueProbe.here)
+    places?.append(QueueProbe.here)
     queue.async { completion("album", nil) }
   }
 
   static func four(
-    reportingTo places: Mailbox<Place>? = nil,
+    reportingTo places: Recorder<Place>? = nil,
     _ completion: @escaping @Sendable (Int, String, Double, Bool) -> Void
   ) {
-    places?.put(QueueProbe.here)
+    places?.append(QueueProbe.here)
     queue.async { completion(1, "two", 3.0, true) }
   }
 }
@@ -52,7 +53,7 @@ struct AsyncToSyncTests {
 
   @Test("<<- starts the operation on the calling queue and returns the callback's arguments, for arities 0, 1, 2 and 4")
   func currentThreadArities() async {
-    let places = Mailbox<Place>()
+    let places = Recorder<Place>()
     let results = await run(on: QueueProbe.serialQueue("caller")) {
       let none: Void = <<-{ Callee.none(reportingTo: places, $0) }
       let one = <<-{ Callee.one(7, reportingTo: places, $0) }
@@ -65,12 +66,12 @@ struct AsyncToSyncTests {
     #expect(results?.2 == "album")
     #expect(results?.3 == true)
     #expect(results?.4 == 1 && results?.5 == "two" && results?.6 == 3.0 && results?.7 == true)
-    #expect(places.all == Array(repeating: .queue("caller"), count: 4))
+    #expect(places.values == Array(repeating: .queue("caller"), count: 4))
   }
 
   @Test("<<+ starts the operation on the main queue and returns the callback's arguments, for arities 0, 1, 2 and 4")
   func mainQueueArities() async {
-    let places = Mailbox<Place>()
+    let places = Recorder<Place>()
     let results = await run(on: QueueProbe.serialQueue("caller")) {
       let none: Void = <<+{ Callee.none(reportingTo: places, $0) }
       let one = <<+{ Callee.one(7, reportingTo: places, $0) }
@@ -83,12 +84,12 @@ struct AsyncToSyncTests {
     #expect(results?.2 == "album")
     #expect(results?.3 == true)
     #expect(results?.4 == 1 && results?.5 == "two" && results?.6 == 3.0 && results?.7 == true)
-    #expect(places.all == Array(repeating: .main, count: 4))
+    #expect(places.values == Array(repeating: .main, count: 4))
   }
 
   @Test("<<~ starts the operation on the global queue and returns the callback's arguments, for arities 0, 1, 2 and 4")
   func globalQueueArities() async {
-    let places = Mailbox<Place>()
+    let places = Recorder<Place>()
     let results = await run(on: QueueProbe.serialQueue("caller")) {
       let none: Void = <<~{ Callee.none(reportingTo: places, $0) }
       let one = <<~{ Callee.one(7, reportingTo: places, $0) }
@@ -101,14 +102,14 @@ struct AsyncToSyncTests {
     #expect(results?.2 == "album")
     #expect(results?.3 == true)
     #expect(results?.4 == 1 && results?.5 == "two" && results?.6 == 3.0 && results?.7 == true)
-    #expect(places.all == Array(repeating: .unnamed, count: 4))
+    #expect(places.values == Array(repeating: .unnamed, count: 4))
   }
 
   @Test(
     "<<~queue ~~~ starts the operation on that queue and returns the callback's arguments, for arities 0, 1, 2 and 4")
   func namedQueueArities() async {
     let target = QueueProbe.serialQueue("target")
-    let places = Mailbox<Place>()
+    let places = Recorder<Place>()
     let results = await run(on: QueueProbe.serialQueue("caller")) {
       let none: Void = <<~target ~~~ { Callee.none(reportingTo: places, $0) }
       let one = <<~target ~~~ { Callee.one(7, reportingTo: places, $0) }
@@ -121,7 +122,7 @@ struct AsyncToSyncTests {
     #expect(results?.2 == "album")
     #expect(results?.3 == true)
     #expect(results?.4 == 1 && results?.5 == "two" && results?.6 == 3.0 && results?.7 == true)
-    #expect(places.all == Array(repeating: .queue("target"), count: 4))
+    #expect(places.values == Array(repeating: .queue("target"), count: 4))
   }
 
   @Test("Every operator returns into a typed context: a declared type, a return value, an argument")
@@ -267,10 +268,10 @@ struct AsyncToSyncTests {
 
   @Test("A callback called after the wait returned is ignored")
   func callbackAfterReturn() async {
-    let late = Mailbox<Callback<Int>>()
+    let late = Recorder<Callback<Int>>()
     let value = await run(on: QueueProbe.serialQueue("caller")) {
       <<-{ (callback: @escaping Callback<Int>) in
-        late.put(callback)
+        late.append(callback)
         callback(1)
       }
     }
@@ -341,10 +342,10 @@ struct AsyncToSyncTests {
 
   @Test("waitForCallback(on:timeout:) ignores a callback that comes after the timeout")
   func lateCallbackAfterTimeout() async {
-    let late = Mailbox<Callback<Int>>()
+    let late = Recorder<Callback<Int>>()
     let result = await run(on: QueueProbe.serialQueue("caller")) {
       Result { () throws(CallbackTimeoutError) -> Int in
-        try waitForCallback(on: Callee.queue, timeout: .milliseconds(50)) { late.put($0) }
+        try waitForCallback(on: Callee.queue, timeout: .milliseconds(50)) { late.append($0) }
       }
     }
     #expect(result == .failure(CallbackTimeoutError(timeout: .milliseconds(50))))

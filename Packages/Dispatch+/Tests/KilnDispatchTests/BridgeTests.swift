@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KilnDispatch
+import KilnTesting
 import Testing
 
 private struct Refused: Error, Equatable {}
@@ -52,12 +53,12 @@ struct BridgeTests {
 
   @Test("Cancelling the waiting task throws CancellationError at once and calls the cancel hook once")
   func cancellationReachesHook() async {
-    let callbacks = Mailbox<Callback<Int>>()
-    let hookCalls = Mailbox<Bool>()
+    let callbacks = Recorder<Callback<Int>>()
+    let hookCalls = Recorder<Bool>()
     let task = Task {
       try await withCancellableCallback { (callback: @escaping Callback<Int>) in
-        callbacks.put(callback)  // the callee holds on to it and never calls back
-        return { hookCalls.put(true) }
+        callbacks.append(callback)  // the callee holds on to it and never calls back
+        return { hookCalls.append(true) }
       }
     }
     #expect(await callbacks.wait())
@@ -71,11 +72,11 @@ struct BridgeTests {
 
   @Test("Cancellation that arrives while the body runs still reaches the hook the body returns")
   func cancellationDuringBody() async {
-    let hookCalls = Mailbox<Bool>()
+    let hookCalls = Recorder<Bool>()
     let task = Task {
       try await withCancellableCallback { (_: @escaping Callback<Int>) in
         withUnsafeCurrentTask { $0?.cancel() }  // cancelled before the hook is handed over
-        return { hookCalls.put(true) }
+        return { hookCalls.append(true) }
       }
     }
     let result = await task.result
@@ -86,11 +87,11 @@ struct BridgeTests {
 
   @Test("A task cancelled before the call never runs the body")
   func alreadyCancelled() async {
-    let bodyRuns = Mailbox<Bool>()
+    let bodyRuns = Recorder<Bool>()
     let task = Task {
       withUnsafeCurrentTask { $0?.cancel() }
       return try await withCallback { (callback: @escaping Callback<Int>) in
-        bodyRuns.put(true)
+        bodyRuns.append(true)
         callback(1)
       }
     }
@@ -101,11 +102,11 @@ struct BridgeTests {
 
   @Test("When the callback wins, a later cancellation does not call the hook")
   func callbackWins() async throws {
-    let hookCalls = Mailbox<Bool>()
+    let hookCalls = Recorder<Bool>()
     let task = Task {
       try await withCancellableCallback { (callback: @escaping Callback<Int>) in
         Callee.one(3, callback)
-        return { hookCalls.put(true) }
+        return { hookCalls.append(true) }
       }
     }
     let value = try await task.value
@@ -128,11 +129,11 @@ struct BridgeTests {
   @Test("runAsync(deliverOn:) delivers the value to the completion on that queue")
   func deliversValue() async {
     let queue = QueueProbe.serialQueue("completion")
-    let results = Mailbox<(Result<Int, Never>, Place)>()
+    let results = Recorder<(Result<Int, Never>, Place)>()
     runAsync(deliverOn: queue) { () async -> Int in
       21 * 2
     } completion: { result in
-      results.put((result, QueueProbe.here))
+      results.append((result, QueueProbe.here))
     }
     let (result, place) = await results.first() ?? (.success(0), .unnamed)
     #expect(result == .success(42))
@@ -141,23 +142,23 @@ struct BridgeTests {
 
   @Test("runAsync(deliverOn:) delivers a typed error")
   func deliversError() async {
-    let results = Mailbox<Result<Int, Refused>>()
+    let results = Recorder<Result<Int, Refused>>()
     runAsync(deliverOn: QueueProbe.serialQueue("completion")) { () async throws(Refused) -> Int in
       throw Refused()
     } completion: { result in
-      results.put(result)
+      results.append(result)
     }
     #expect(await results.first() == .failure(Refused()))
   }
 
   @Test("runAsync with a main-actor completion delivers on the main queue")
   func deliversOnMain() async {
-    let results = Mailbox<(Int, Place)>()
+    let results = Recorder<(Int, Place)>()
     runAsync { () async throws -> Int in
       7
     } completion: { result in
       MainActor.assertIsolated()
-      results.put(((try? result.get()) ?? 0, QueueProbe.here))
+      results.append(((try? result.get()) ?? 0, QueueProbe.here))
     }
     let (value, place) = await results.first() ?? (0, .unnamed)
     #expect(value == 7)
@@ -166,14 +167,14 @@ struct BridgeTests {
 
   @Test("Cancelling runAsync's task cancels the operation; the completion still runs, once")
   func cancellation() async {
-    let started = Mailbox<Bool>()
-    let results = Mailbox<Bool>()
+    let started = Recorder<Bool>()
+    let results = Recorder<Bool>()
     let task = runAsync(deliverOn: QueueProbe.serialQueue("completion")) { () async throws -> Int in
-      started.put(true)
+      started.append(true)
       try await Task.sleep(for: .seconds(600))
       return 1
     } completion: { result in
-      results.put((try? result.get()) == nil && (result.error is CancellationError))
+      results.append((try? result.get()) == nil && (result.error is CancellationError))
     }
     #expect(await started.wait())
     task.cancel()

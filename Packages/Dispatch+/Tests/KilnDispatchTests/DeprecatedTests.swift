@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KilnDispatch
+import KilnTesting
 import Testing
 
 /// Appends from many blocks without a lock: only safe when the blocks run one at a time,
@@ -17,23 +18,23 @@ struct DeprecatedTests {
   @available(*, deprecated, message: "Exercises deprecated API on purpose")
   @Test("dispatch_main_async and dispatch_bg_async run on the main and the global queue")
   func mainAndBackground() async {
-    let places = Mailbox<(String, Place)>()
-    dispatch_main_async { places.put(("main", QueueProbe.here)) }
+    let places = Recorder<(String, Place)>()
+    dispatch_main_async { places.append(("main", QueueProbe.here)) }
     dispatch_bg_async {
       dispatchPrecondition(condition: .onQueue(.global()))
-      places.put(("background", QueueProbe.here))
+      places.append(("background", QueueProbe.here))
     }
     #expect(await places.wait(forCount: 2))
-    #expect(Dictionary(uniqueKeysWithValues: places.all) == ["main": .main, "background": .unnamed])
+    #expect(Dictionary(uniqueKeysWithValues: places.values) == ["main": .main, "background": .unnamed])
   }
 
   @available(*, deprecated, message: "Exercises deprecated API on purpose")
   @Test("dispatch_main_sync runs the block on the main queue before it returns")
   func mainSync() async {
     let place = await run(on: QueueProbe.serialQueue("caller")) { () -> Place? in
-      let seen = Mailbox<Place>()
-      dispatch_main_sync { seen.put(QueueProbe.here) }
-      return seen.all.first  // already there: the call waited
+      let seen = Recorder<Place>()
+      dispatch_main_sync { seen.append(QueueProbe.here) }
+      return seen.values.first  // already there: the call waited
     }
     #expect(place == .main)
   }
@@ -42,9 +43,9 @@ struct DeprecatedTests {
   @Test("dispatch_main_sync from the main queue runs inline instead of deadlocking")
   @MainActor
   func mainSyncOnMain() {
-    let seen = Mailbox<Place>()
-    dispatch_main_sync { seen.put(QueueProbe.here) }
-    #expect(seen.all == [.main])
+    let seen = Recorder<Place>()
+    dispatch_main_sync { seen.append(QueueProbe.here) }
+    #expect(seen.values == [.main])
   }
 
   @available(*, deprecated, message: "Exercises deprecated API on purpose")
@@ -52,11 +53,11 @@ struct DeprecatedTests {
   func namedQueue() async {
     let name = "kiln.tests.named-\(UUID().uuidString)"
     let log = UnguardedLog()
-    let done = Mailbox<[Int]>()
+    let done = Recorder<[Int]>()
     for index in 0..<100 {
       dispatch_async(name) { log.entries.append(index) }
     }
-    dispatch_async(name) { done.put(log.entries) }
+    dispatch_async(name) { done.append(log.entries) }
     #expect(await done.first() == Array(0..<100))
   }
 
@@ -64,15 +65,15 @@ struct DeprecatedTests {
   @Test("dispatch_after and dispatch_after_exactly run on the queue, never early")
   func after() async {
     let queue = QueueProbe.serialQueue("timers")
-    let fired = Mailbox<(String, Double, Place)>()
+    let fired = Recorder<(String, Double, Place)>()
     let start = DispatchTime.now()
-    dispatch_after(0.1, queue) { fired.put(("loose", seconds(since: start), QueueProbe.here)) }
-    dispatch_after_exactly(0.1, queue) { fired.put(("exact", seconds(since: start), QueueProbe.here)) }
-    dispatch_main_after(0.1) { fired.put(("main", seconds(since: start), QueueProbe.here)) }
-    dispatch_main_after_exactly(0.1) { fired.put(("main exact", seconds(since: start), QueueProbe.here)) }
+    dispatch_after(0.1, queue) { fired.append(("loose", seconds(since: start), QueueProbe.here)) }
+    dispatch_after_exactly(0.1, queue) { fired.append(("exact", seconds(since: start), QueueProbe.here)) }
+    dispatch_main_after(0.1) { fired.append(("main", seconds(since: start), QueueProbe.here)) }
+    dispatch_main_after_exactly(0.1) { fired.append(("main exact", seconds(since: start), QueueProbe.here)) }
     #expect(await fired.wait(forCount: 4))
-    #expect(fired.all.allSatisfy { $0.1 >= 0.1 })
-    let places = Dictionary(uniqueKeysWithValues: fired.all.map { ($0.0, $0.2) })
+    #expect(fired.values.allSatisfy { $0.1 >= 0.1 })
+    let places = Dictionary(uniqueKeysWithValues: fired.values.map { ($0.0, $0.2) })
     #expect(places == ["loose": .queue("timers"), "exact": .queue("timers"), "main": .main, "main exact": .main])
   }
 
@@ -80,11 +81,11 @@ struct DeprecatedTests {
   @Test("dispatch_every and its variants repeat until the timer they pass is cancelled")
   func every() async {
     let queue = QueueProbe.serialQueue("timers")
-    let runs = Mailbox<(String, Place)>()
+    let runs = Recorder<(String, Place)>()
     func stopAfterThree(_ name: String) -> @Sendable (any DispatchSourceTimer) -> Void {
       { timer in
-        runs.put((name, QueueProbe.here))
-        if runs.all.filter({ $0.0 == name }).count == 3 { timer.cancel() }
+        runs.append((name, QueueProbe.here))
+        if runs.values.filter({ $0.0 == name }).count == 3 { timer.cancel() }
       }
     }
     dispatch_every(0.01, queue, stopAfterThree("loose"))
@@ -92,45 +93,45 @@ struct DeprecatedTests {
     dispatch_main_every(0.01, stopAfterThree("main"))
     dispatch_main_every_exact(0.01, stopAfterThree("main exact"))
     #expect(await runs.wait(forCount: 12))
-    let settled = Mailbox<Bool>()
-    queue.async(after: 0.3) { settled.put(true) }
+    let settled = Recorder<Bool>()
+    queue.async(after: 0.3) { settled.append(true) }
     await settled.wait()
-    let counts = Dictionary(grouping: runs.all, by: \.0).mapValues(\.count)
+    let counts = Dictionary(grouping: runs.values, by: \.0).mapValues(\.count)
     #expect(counts == ["loose": 3, "exact": 3, "main": 3, "main exact": 3])
-    #expect(runs.all.allSatisfy { $0.1 == ($0.0.hasPrefix("main") ? .main : .queue("timers")) })
+    #expect(runs.values.allSatisfy { $0.1 == ($0.0.hasPrefix("main") ? .main : .queue("timers")) })
   }
 
   @available(*, deprecated, message: "Exercises deprecated API on purpose")
   @Test("dispatch_once_after and dispatch_main_once_after, in both spellings, run the newest block once")
   func onceAfter() async {
     let queue = QueueProbe.serialQueue("once")
-    let runs = Mailbox<String>()
+    let runs = Recorder<String>()
     let ids = (0..<4).map { _ in UUID().uuidString }
     queue.suspend()
     for call in 1...3 {
-      dispatch_once_after(0.01, queue, ids[0]) { runs.put("positional \(call)") }
-      dispatch_once_after(0.01, operationId: ids[1], onQueue: queue) { runs.put("labelled \(call)") }
+      dispatch_once_after(0.01, queue, ids[0]) { runs.append("positional \(call)") }
+      dispatch_once_after(0.01, operationId: ids[1], onQueue: queue) { runs.append("labelled \(call)") }
     }
     queue.resume()
     for call in 1...3 {
       // The main queue cannot be suspended: a delay long enough for three quick calls.
-      dispatch_main_once_after(1, ids[2]) { runs.put("main positional \(call)") }
-      dispatch_main_once_after(1, operationId: ids[3]) { runs.put("main labelled \(call)") }
+      dispatch_main_once_after(1, ids[2]) { runs.append("main positional \(call)") }
+      dispatch_main_once_after(1, operationId: ids[3]) { runs.append("main labelled \(call)") }
     }
     #expect(await runs.wait(forCount: 4))
-    let settled = Mailbox<Bool>()
-    queue.async(after: 0.3) { settled.put(true) }
+    let settled = Recorder<Bool>()
+    queue.async(after: 0.3) { settled.append(true) }
     await settled.wait()
-    #expect(runs.all.sorted() == ["labelled 3", "main labelled 3", "main positional 3", "positional 3"])
+    #expect(runs.values.sorted() == ["labelled 3", "main labelled 3", "main positional 3", "positional 3"])
   }
 
   @available(*, deprecated, message: "Exercises deprecated API on purpose")
   @Test("dispatch_each calls the block once for every element, in both spellings, before returning")
   func each() {
-    let seen = Mailbox<Int>()
-    dispatch_each(Array(0..<100), .global()) { seen.put($0) }
-    #expect(seen.all.sorted() == Array(0..<100))
-    dispatch_each(Array(100..<150), queue: .global()) { seen.put($0) }
-    #expect(seen.all.sorted() == Array(0..<150))
+    let seen = Recorder<Int>()
+    dispatch_each(Array(0..<100), .global()) { seen.append($0) }
+    #expect(seen.values.sorted() == Array(0..<100))
+    dispatch_each(Array(100..<150), queue: .global()) { seen.append($0) }
+    #expect(seen.values.sorted() == Array(0..<150))
   }
 }

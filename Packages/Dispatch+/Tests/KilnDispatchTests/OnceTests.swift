@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KilnDispatch
+import KilnTesting
 import Testing
 
 @Suite("DispatchQueue.once(operationId:): a debounce", .timeLimit(.minutes(1)))
@@ -12,8 +13,8 @@ struct OnceTests {
 
   /// Waits until every timer `queue` had pending for `seconds` would have fired.
   private func settle(_ queue: DispatchQueue, after seconds: Double = 0.3) async {
-    let settled = Mailbox<Bool>()
-    queue.async(after: seconds) { settled.put(true) }
+    let settled = Recorder<Bool>()
+    queue.async(after: seconds) { settled.append(true) }
     await settled.wait()
   }
 
@@ -21,26 +22,26 @@ struct OnceTests {
   func tenQuickCalls() async {
     let id = uniqueID()
     let queue = QueueProbe.serialQueue("once")
-    let runs = Mailbox<Int>()
+    let runs = Recorder<Int>()
     // A suspended queue makes the ten calls "quick" whatever the machine's load: no timer
     // can run its block before the last call is made.
     queue.suspend()
     for call in 1...10 {
-      queue.once(operationId: id, after: 0.05) { runs.put(call) }
+      queue.once(operationId: id, after: 0.05) { runs.append(call) }
     }
     queue.resume()
     #expect(await runs.first() == 10)
     await settle(queue)
-    #expect(runs.all == [10])
+    #expect(runs.values == [10])
   }
 
   @Test("Ten quick calls on a running queue run exactly one block, the newest, a delay after the last call")
   func tenQuickCallsLive() async {
     let id = uniqueID()
     let queue = QueueProbe.serialQueue("once")
-    let runs = Mailbox<(Int, Place)>()
+    let runs = Recorder<(Int, Place)>()
     for call in 1...10 {
-      queue.once(operationId: id, after: 1) { runs.put((call, QueueProbe.here)) }
+      queue.once(operationId: id, after: 1) { runs.append((call, QueueProbe.here)) }
     }
     let (call, place) = await runs.first() ?? (0, .unnamed)
     #expect(call == 10)
@@ -53,10 +54,10 @@ struct OnceTests {
   func racingCalls() async {
     let id = uniqueID()
     let queue = QueueProbe.serialQueue("once")
-    let runs = Mailbox<Int>()
+    let runs = Recorder<Int>()
     queue.suspend()
     DispatchQueue.concurrentPerform(iterations: 50) { call in
-      queue.once(operationId: id, after: .milliseconds(20)) { runs.put(call) }
+      queue.once(operationId: id, after: .milliseconds(20)) { runs.append(call) }
     }
     queue.resume()
     #expect(await runs.wait(forCount: 1))
@@ -68,13 +69,13 @@ struct OnceTests {
   func restartsTheDelay() async {
     let id = uniqueID()
     let queue = QueueProbe.serialQueue("once")
-    let runs = Mailbox<(String, Double)>()
+    let runs = Recorder<(String, Double)>()
     let start = DispatchTime.now()
-    queue.once(operationId: id, after: 1) { runs.put(("first", seconds(since: start))) }
+    queue.once(operationId: id, after: 1) { runs.append(("first", seconds(since: start))) }
     // The second call comes 0.2 s later, from a timer: the first block must not run, the
     // second runs 1 s after it, at 1.2 s (0.8 s of margin for a loaded machine).
     queue.async(after: 0.2) {
-      queue.once(operationId: id, after: 1) { runs.put(("second", seconds(since: start))) }
+      queue.once(operationId: id, after: 1) { runs.append(("second", seconds(since: start))) }
     }
     let (which, elapsed) = await runs.first() ?? ("none", 0)
     #expect(which == "second")
@@ -87,23 +88,23 @@ struct OnceTests {
   func newBurstAfterRun() async {
     let id = uniqueID()
     let queue = QueueProbe.serialQueue("once")
-    let runs = Mailbox<Int>()
-    queue.once(operationId: id, after: 0.01) { runs.put(1) }
+    let runs = Recorder<Int>()
+    queue.once(operationId: id, after: 0.01) { runs.append(1) }
     #expect(await runs.wait(forCount: 1))
     #expect(!DispatchQueue.isOncePending(operationId: id))
-    queue.once(operationId: id, after: 0.01) { runs.put(2) }
+    queue.once(operationId: id, after: 0.01) { runs.append(2) }
     #expect(await runs.wait(forCount: 2))
-    #expect(runs.all == [1, 2])
+    #expect(runs.values == [1, 2])
   }
 
   @Test("Different operation IDs do not coalesce")
   func independentIDs() async {
     let queue = QueueProbe.serialQueue("once")
-    let runs = Mailbox<String>()
-    queue.once(operationId: uniqueID("a"), after: 0.01) { runs.put("a") }
-    queue.once(operationId: uniqueID("b"), after: 0.01) { runs.put("b") }
+    let runs = Recorder<String>()
+    queue.once(operationId: uniqueID("a"), after: 0.01) { runs.append("a") }
+    queue.once(operationId: uniqueID("b"), after: 0.01) { runs.append("b") }
     #expect(await runs.wait(forCount: 2))
-    #expect(runs.all.sorted() == ["a", "b"])
+    #expect(runs.values.sorted() == ["a", "b"])
   }
 
   @Test("A newer call on another queue replaces the pending one and runs on its own queue")
@@ -111,10 +112,10 @@ struct OnceTests {
     let id = uniqueID()
     let first = QueueProbe.serialQueue("first")
     let second = QueueProbe.serialQueue("second")
-    let runs = Mailbox<Place>()
+    let runs = Recorder<Place>()
     first.suspend()
-    first.once(operationId: id, after: 0.01) { runs.put(QueueProbe.here) }
-    second.once(operationId: id, after: 0.01) { runs.put(QueueProbe.here) }
+    first.once(operationId: id, after: 0.01) { runs.append(QueueProbe.here) }
+    second.once(operationId: id, after: 0.01) { runs.append(QueueProbe.here) }
     first.resume()
     #expect(await runs.first() == .queue("second"))
     await settle(first)
@@ -125,9 +126,9 @@ struct OnceTests {
   func cancelOnce() async {
     let id = uniqueID()
     let queue = QueueProbe.serialQueue("once")
-    let runs = Mailbox<Bool>()
+    let runs = Recorder<Bool>()
     queue.suspend()  // the block cannot run before it is cancelled, however slow this thread
-    queue.once(operationId: id, after: 0.05) { runs.put(true) }
+    queue.once(operationId: id, after: 0.05) { runs.append(true) }
     #expect(DispatchQueue.isOncePending(operationId: id))
     #expect(DispatchQueue.cancelOnce(operationId: id))
     #expect(!DispatchQueue.isOncePending(operationId: id))
@@ -140,34 +141,34 @@ struct OnceTests {
   @Test("Cancelling the newest call's timer cancels the operation; cancelling a replaced one changes nothing")
   func cancellingTimers() async {
     let queue = QueueProbe.serialQueue("once")
-    let runs = Mailbox<String>()
+    let runs = Recorder<String>()
     queue.suspend()  // no block can run before the cancellations, however slow this thread
 
     let cancelledID = uniqueID("cancelled")
-    queue.once(operationId: cancelledID, after: 0.1) { runs.put("replaced") }
-    let newest = queue.once(operationId: cancelledID, after: 0.1) { runs.put("cancelled") }
+    queue.once(operationId: cancelledID, after: 0.1) { runs.append("replaced") }
+    let newest = queue.once(operationId: cancelledID, after: 0.1) { runs.append("cancelled") }
     newest.cancel()
 
     let keptID = uniqueID("kept")
-    let replaced = queue.once(operationId: keptID, after: 0.1) { runs.put("replaced") }
-    queue.once(operationId: keptID, after: 0.1) { runs.put("kept") }
+    let replaced = queue.once(operationId: keptID, after: 0.1) { runs.append("replaced") }
+    queue.once(operationId: keptID, after: 0.1) { runs.append("kept") }
     replaced.cancel()
     queue.resume()
 
     #expect(await runs.first() == "kept")
     await settle(queue)
-    #expect(runs.all == ["kept"])
+    #expect(runs.values == ["kept"])
     #expect(!DispatchQueue.isOncePending(operationId: cancelledID))
   }
 
   @Test("once(operationId:at:) with a date in the past runs at once; without a delay, as soon as possible")
   func atAndAsap() async {
     let queue = QueueProbe.serialQueue("once")
-    let runs = Mailbox<String>()
-    queue.once(operationId: uniqueID("at"), at: .distantPast) { runs.put("at") }
-    queue.once(operationId: uniqueID("asap")) { runs.put("asap") }
+    let runs = Recorder<String>()
+    queue.once(operationId: uniqueID("at"), at: .distantPast) { runs.append("at") }
+    queue.once(operationId: uniqueID("asap")) { runs.append("asap") }
     #expect(await runs.wait(forCount: 2))
-    #expect(runs.all.sorted() == ["asap", "at"])
+    #expect(runs.values.sorted() == ["asap", "at"])
   }
 
   @Test("once(operationId:after:at:) with both a delay and a date stops the program with a clear message")

@@ -13,21 +13,21 @@ struct StressTests {
     let queue = QueueProbe.serialQueue("once")
     let random = SharedRandom()
     let prefix = UUID().uuidString
-    let runs = Mailbox<Int>()
+    let runs = Recorder<Int>()
     queue.suspend()
     DispatchQueue.concurrentPerform(iterations: 2_000) { call in
       let id = call % 20
       if call % 7 == 0 {
         _ = DispatchQueue.isOncePending(operationId: "\(prefix)-\(id)")  // readers mixed in
       }
-      queue.once(operationId: "\(prefix)-\(id)", after: .milliseconds(random.int(in: 0...20))) { runs.put(id) }
+      queue.once(operationId: "\(prefix)-\(id)", after: .milliseconds(random.int(in: 0...20))) { runs.append(id) }
     }
     queue.resume()
     #expect(await runs.wait(forCount: 20))
-    let settled = Mailbox<Bool>()
-    queue.async(after: 0.3) { settled.put(true) }
+    let settled = Recorder<Bool>()
+    queue.async(after: 0.3) { settled.append(true) }
     await settled.wait()
-    #expect(runs.all.sorted() == Array(0..<20))
+    #expect(runs.values.sorted() == Array(0..<20))
   }
 
   @Test("Racing callbacks, late callbacks and cancellations: every bridge resumes once, hooks only on cancellation")
@@ -36,7 +36,7 @@ struct StressTests {
       var index: Int
       var value: Int?
     }
-    let hookCalls = Mailbox<Int>()
+    let hookCalls = Recorder<Int>()
     let random = SharedRandom()
     let outcomes = await withTaskGroup(of: Outcome.self) { group in
       for index in 1...300 {
@@ -53,7 +53,7 @@ struct StressTests {
               default:  // cancelled first; called back after that
                 Callee.queue.async(after: .milliseconds(5)) { callback(index) }
               }
-              return { hookCalls.put(index) }
+              return { hookCalls.append(index) }
             }
           }
           if scenario == 2 || random.bool() { task.cancel() }
@@ -68,7 +68,7 @@ struct StressTests {
     // The hook has run by the time a task sees its cancellation, at most once, and never
     // for a bridge that delivered a value.
     let cancelled = Set(outcomes.filter { $0.value == nil }.map(\.index))
-    let hooked = hookCalls.all
+    let hooked = hookCalls.values
     #expect(Set(hooked).count == hooked.count)
     #expect(Set(hooked).isSubset(of: cancelled))
   }
@@ -76,7 +76,7 @@ struct StressTests {
   @Test("Hundreds of <<- waits with racing double callbacks each return one of the values")
   func waitStorm() async {
     let callers = (0..<4).map { QueueProbe.serialQueue("caller-\($0)") }
-    let results = Mailbox<Bool>()
+    let results = Recorder<Bool>()
     for caller in callers {
       caller.async {
         for round in 0..<100 {
@@ -84,11 +84,11 @@ struct StressTests {
             Callee.queue.async { callback(round) }
             DispatchQueue.global().async { callback(round + 1_000) }
           }
-          results.put(value == round || value == round + 1_000)
+          results.append(value == round || value == round + 1_000)
         }
       }
     }
     #expect(await results.wait(forCount: 400))
-    #expect(results.all.allSatisfy { $0 })
+    #expect(results.values.allSatisfy { $0 })
   }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KilnDispatch
+import KilnTesting
 import Testing
 
 /// What a routed function saw: where it ran and the arguments it got.
@@ -48,56 +49,56 @@ struct SyncToAsyncTests {
 
   @Test("+>> runs the function on the main queue and +>> { } hands the value over on the main queue")
   func mainThenMain() async {
-    let deliveries = Mailbox<Delivery>()
-    let record: @MainActor (Report) -> Void = { deliveries.put(Delivery(report: $0, handledOn: QueueProbe.here)) }
+    let deliveries = Recorder<Delivery>()
+    let record: @MainActor (Report) -> Void = { deliveries.append(Delivery(report: $0, handledOn: QueueProbe.here)) }
     Subject.zero +>> () +>> record
     Subject.one +>> 1 +>> record
     Subject.two +>> (1, "b") +>> record
     Subject.four +>> (1, "b", 3.0, true) +>> record
     #expect(await deliveries.wait(forCount: 4))
-    #expect(deliveries.all.map(\.report.arguments).sorted() == expectedArguments)
-    #expect(deliveries.all.allSatisfy { $0.report.ranOn == .main && $0.handledOn == .main })
+    #expect(deliveries.values.map(\.report.arguments).sorted() == expectedArguments)
+    #expect(deliveries.values.allSatisfy { $0.report.ranOn == .main && $0.handledOn == .main })
   }
 
   @Test("~>> runs the function on the global queue and ~>> { } hands the value over on the global queue")
   func globalThenGlobal() async {
-    let deliveries = Mailbox<Delivery>()
+    let deliveries = Recorder<Delivery>()
     let record: @Sendable (Report) -> Void = {
       dispatchPrecondition(condition: .onQueue(.global()))
-      deliveries.put(Delivery(report: $0, handledOn: QueueProbe.here))
+      deliveries.append(Delivery(report: $0, handledOn: QueueProbe.here))
     }
     Subject.zero ~>> () ~>> record
     Subject.one ~>> 1 ~>> record
     Subject.two ~>> (1, "b") ~>> record
     Subject.four ~>> (1, "b", 3.0, true) ~>> record
     #expect(await deliveries.wait(forCount: 4))
-    #expect(deliveries.all.map(\.report.arguments).sorted() == expectedArguments)
-    #expect(deliveries.all.allSatisfy { $0.report.ranOn == .unnamed && $0.handledOn == .unnamed })
+    #expect(deliveries.values.map(\.report.arguments).sorted() == expectedArguments)
+    #expect(deliveries.values.allSatisfy { $0.report.ranOn == .unnamed && $0.handledOn == .unnamed })
   }
 
   @Test("f ~>> queue ~>> (arguments) runs the function on that queue; ~>> other ~>> { } hands over on the other")
   func namedThenNamed() async {
     let work = QueueProbe.serialQueue("work")
     let results = QueueProbe.serialQueue("results")
-    let deliveries = Mailbox<Delivery>()
-    let record: @Sendable (Report) -> Void = { deliveries.put(Delivery(report: $0, handledOn: QueueProbe.here)) }
+    let deliveries = Recorder<Delivery>()
+    let record: @Sendable (Report) -> Void = { deliveries.append(Delivery(report: $0, handledOn: QueueProbe.here)) }
     Subject.zero ~>> work ~>> () ~>> results ~>> record
     Subject.one ~>> work ~>> 1 ~>> results ~>> record
     Subject.two ~>> work ~>> (1, "b") ~>> results ~>> record
     Subject.four ~>> work ~>> (1, "b", 3.0, true) ~>> results ~>> record
     #expect(await deliveries.wait(forCount: 4))
-    #expect(deliveries.all.map(\.report.arguments) == expectedArguments)  // one serial queue: in order
-    #expect(deliveries.all.allSatisfy { $0.report.ranOn == .queue("work") && $0.handledOn == .queue("results") })
+    #expect(deliveries.values.map(\.report.arguments) == expectedArguments)  // one serial queue: in order
+    #expect(deliveries.values.allSatisfy { $0.report.ranOn == .queue("work") && $0.handledOn == .queue("results") })
   }
 
   @Test("The queue of the function and the queue of the handler are independent")
   func mixedQueues() async {
     let results = QueueProbe.serialQueue("results")
-    let deliveries = Mailbox<Delivery>()
-    Subject.two +>> (1, "b") ~>> results ~>> { deliveries.put(Delivery(report: $0, handledOn: QueueProbe.here)) }
-    Subject.two ~>> (2, "c") +>> { deliveries.put(Delivery(report: $0, handledOn: QueueProbe.here)) }
+    let deliveries = Recorder<Delivery>()
+    Subject.two +>> (1, "b") ~>> results ~>> { deliveries.append(Delivery(report: $0, handledOn: QueueProbe.here)) }
+    Subject.two ~>> (2, "c") +>> { deliveries.append(Delivery(report: $0, handledOn: QueueProbe.here)) }
     #expect(await deliveries.wait(forCount: 2))
-    let byArguments = Dictionary(uniqueKeysWithValues: deliveries.all.map { ($0.report.arguments, $0) })
+    let byArguments = Dictionary(uniqueKeysWithValues: deliveries.values.map { ($0.report.arguments, $0) })
     #expect(
       byArguments["1 b"] == Delivery(report: Report(ranOn: .main, arguments: "1 b"), handledOn: .queue("results")))
     #expect(byArguments["2 c"] == Delivery(report: Report(ranOn: .unnamed, arguments: "2 c"), handledOn: .main))
@@ -105,8 +106,8 @@ struct SyncToAsyncTests {
 
   @Test("+>> takes main-actor functions")
   func mainActorFunction() async {
-    let deliveries = Mailbox<Report>()
-    Subject.onMain +>> (7, "x") ~>> { deliveries.put($0) }
+    let deliveries = Recorder<Report>()
+    Subject.onMain +>> (7, "x") ~>> { deliveries.append($0) }
     #expect(await deliveries.first() == Report(ranOn: .main, arguments: "7 x"))
   }
 
@@ -114,20 +115,20 @@ struct SyncToAsyncTests {
 
   @Test("Labelled tuples pass as arguments, as in Brisk's README")
   func labelledArguments() async {
-    let received = Mailbox<String>()
+    let received = Recorder<String>()
     let completionHandler: @Sendable (Bool, (any Error)?) -> Void = { success, error in
-      received.put("\(success) \(error == nil)")
+      received.append("\(success) \(error == nil)")
     }
     completionHandler +>> (success: false, error: nil)
     completionHandler ~>> (success: true, error: nil)
     #expect(await received.wait(forCount: 2))
-    #expect(received.all.sorted() == ["false true", "true true"])
+    #expect(received.values.sorted() == ["false true", "true true"])
   }
 
   @Test("`return f +>> (arguments)` compiles in a function that returns nothing, as in Brisk's README")
   func returnInVoidFunction() async {
-    let received = Mailbox<Int>()
-    let completionHandler: @Sendable (Int) -> Void = { received.put($0) }
+    let received = Recorder<Int>()
+    let completionHandler: @Sendable (Int) -> Void = { received.append($0) }
     func finish(with value: Int) {
       guard value > 0 else { return completionHandler +>> (0) }
       return completionHandler ~>> (value)
@@ -135,13 +136,13 @@ struct SyncToAsyncTests {
     finish(with: 0)
     finish(with: 5)
     #expect(await received.wait(forCount: 2))
-    #expect(received.all.sorted() == [0, 5])
+    #expect(received.values.sorted() == [0, 5])
   }
 
   @Test("The arguments on the right may be any expression: arithmetic, ?? and comparisons bind first")
   func argumentExpressions() async {
-    let received = Mailbox<String>()
-    let record: @Sendable (String) -> Void = { received.put($0) }
+    let received = Recorder<String>()
+    let record: @Sendable (String) -> Void = { received.append($0) }
     let describe: @Sendable (Int) -> String = { "\($0)" }
     let describeFlag: @Sendable (Bool) -> String = { "\($0)" }
     let missing: Int? = nil
@@ -149,16 +150,16 @@ struct SyncToAsyncTests {
     describe ~>> missing ?? 4 ~>> record
     describeFlag ~>> 2 > 1 ~>> record
     #expect(await received.wait(forCount: 3))
-    #expect(received.all.sorted() == ["4", "7", "true"])
+    #expect(received.values.sorted() == ["4", "7", "true"])
   }
 
   @Test("A function whose only parameter is a queue: f ~>> queue names the queue, f~>>.async(queue) passes it")
   func queueParameter() async {
     let work = QueueProbe.serialQueue("work")
     let other = QueueProbe.serialQueue("other")
-    let received = Mailbox<String>()
+    let received = Recorder<String>()
     let label: @Sendable (DispatchQueue) -> String = { "\($0.label) on \(QueueProbe.here)" }
-    label ~>> work ~>> (other) ~>> { received.put($0) }
+    label ~>> work ~>> (other) ~>> { received.append($0) }
     #expect(await received.first() == "kiln.tests.other on work")
   }
 
@@ -170,32 +171,32 @@ struct SyncToAsyncTests {
       return value * 2
     }
     let call = slow ~>> 21
-    let handled = Mailbox<Int>()
-    call ~>> { handled.put($0) }
-    call +>> { handled.put($0 + 1) }
+    let handled = Recorder<Int>()
+    call ~>> { handled.append($0) }
+    call +>> { handled.append($0 + 1) }
     #expect(call.currentValue == nil)
     gate.signal()
     #expect(await call.value == 42)
     #expect(call.currentValue == 42)
-    call ~>> { handled.put($0 + 2) }  // registered after the function returned
+    call ~>> { handled.append($0 + 2) }  // registered after the function returned
     #expect(await handled.wait(forCount: 3))
-    #expect(handled.all.sorted() == [42, 43, 44])
+    #expect(handled.values.sorted() == [42, 43, 44])
   }
 
   // MARK: - Optional functions
 
   @Test("?+>> and ?~>> call a function that is there, on the right queue")
   func optionalPresent() async {
-    let deliveries = Mailbox<Delivery>()
+    let deliveries = Recorder<Delivery>()
     let work = QueueProbe.serialQueue("work")
     let two: (@Sendable (Int, String) -> Report)? = Subject.two
     let onMain: (@MainActor (Int, String) -> Report)? = Subject.onMain
-    two ?+>> (1, "main") ~>> { deliveries.put(Delivery(report: $0, handledOn: QueueProbe.here)) }
-    two ?~>> (2, "global") +>> { deliveries.put(Delivery(report: $0, handledOn: QueueProbe.here)) }
-    two ?~>> work ~>> (3, "work") ~>> work ~>> { deliveries.put(Delivery(report: $0, handledOn: QueueProbe.here)) }
-    onMain ?+>> (4, "actor") ~>> work ~>> { deliveries.put(Delivery(report: $0, handledOn: QueueProbe.here)) }
+    two ?+>> (1, "main") ~>> { deliveries.append(Delivery(report: $0, handledOn: QueueProbe.here)) }
+    two ?~>> (2, "global") +>> { deliveries.append(Delivery(report: $0, handledOn: QueueProbe.here)) }
+    two ?~>> work ~>> (3, "work") ~>> work ~>> { deliveries.append(Delivery(report: $0, handledOn: QueueProbe.here)) }
+    onMain ?+>> (4, "actor") ~>> work ~>> { deliveries.append(Delivery(report: $0, handledOn: QueueProbe.here)) }
     #expect(await deliveries.wait(forCount: 4))
-    let places = Dictionary(uniqueKeysWithValues: deliveries.all.map { ($0.report.arguments, $0) })
+    let places = Dictionary(uniqueKeysWithValues: deliveries.values.map { ($0.report.arguments, $0) })
     #expect(places["1 main"] == Delivery(report: Report(ranOn: .main, arguments: "1 main"), handledOn: .unnamed))
     #expect(places["2 global"] == Delivery(report: Report(ranOn: .unnamed, arguments: "2 global"), handledOn: .main))
     #expect(
@@ -222,11 +223,11 @@ struct SyncToAsyncTests {
 
   @Test("Optional chaining reaches the postfix forms: f?~>>.async(arguments)")
   func optionalPostfix() async {
-    let deliveries = Mailbox<Report>()
+    let deliveries = Recorder<Report>()
     let present: (@Sendable (Int) -> Report)? = Subject.one
     let absent: (@Sendable (Int) -> Report)? = nil
     let work = QueueProbe.serialQueue("work")
-    present?~>>.on(work).async(1) ~>> { deliveries.put($0) }
+    present?~>>.on(work).async(1) ~>> { deliveries.append($0) }
     #expect(absent?~>>.async(2) == nil)
     #expect(await deliveries.first() == Report(ranOn: .queue("work"), arguments: "1"))
   }
@@ -236,8 +237,8 @@ struct SyncToAsyncTests {
   @Test("f~>>.async runs on the global queue; .on(queue), .main and .background move it", arguments: [0, 1, 2, 4])
   func postfixAsync(arity: Int) async {
     let work = QueueProbe.serialQueue("work")
-    let reports = Mailbox<Report>()
-    let record: @Sendable (Report) -> Void = { reports.put($0) }
+    let reports = Recorder<Report>()
+    let record: @Sendable (Report) -> Void = { reports.append($0) }
     switch arity {
     case 0:
       Subject.zero~>>.async() ~>> record
@@ -261,8 +262,8 @@ struct SyncToAsyncTests {
       Subject.four~>>.main.background.async(1, "b", 3.0, true) ~>> record
     }
     #expect(await reports.wait(forCount: 4))
-    #expect(Set(reports.all.map(\.arguments)) == [expectedArguments[[0, 1, 2, 4].firstIndex(of: arity)!]])
-    let places = reports.all.map(\.ranOn.description).sorted()
+    #expect(Set(reports.values.map(\.arguments)) == [expectedArguments[[0, 1, 2, 4].firstIndex(of: arity)!]])
+    let places = reports.values.map(\.ranOn.description).sorted()
     let expectedPlaces = [Place.unnamed, .unnamed, .main, .queue("work")].map(\.description).sorted()
     #expect(places == expectedPlaces)
   }
@@ -307,22 +308,22 @@ struct SyncToAsyncTests {
   @Test("f+>> on a @Sendable function makes a main-queue route that .on(queue) can still move")
   func postfixMainRoute() async {
     let work = QueueProbe.serialQueue("work")
-    let reports = Mailbox<Report>()
-    Subject.one+>>.async(1) ~>> { reports.put($0) }
-    Subject.one+>>.on(work).async(2) ~>> { reports.put($0) }
-    Subject.onMain+>>.async(3, "c") ~>> { reports.put($0) }
+    let reports = Recorder<Report>()
+    Subject.one+>>.async(1) ~>> { reports.append($0) }
+    Subject.one+>>.on(work).async(2) ~>> { reports.append($0) }
+    Subject.onMain+>>.async(3, "c") ~>> { reports.append($0) }
     #expect(await reports.wait(forCount: 3))
-    let byArguments = Dictionary(uniqueKeysWithValues: reports.all.map { ($0.arguments, $0.ranOn) })
+    let byArguments = Dictionary(uniqueKeysWithValues: reports.values.map { ($0.arguments, $0.ranOn) })
     #expect(byArguments == ["1": .main, "2": .queue("work"), "3 c": .main])
   }
 
   @Test("A route is a value: called twice, the function runs twice")
   func routeReuse() async {
-    let reports = Mailbox<Report>()
+    let reports = Recorder<Report>()
     let route = Subject.one~>>.on(QueueProbe.serialQueue("work"))
-    route.async(1) ~>> { reports.put($0) }
-    route ~>> 2 ~>> { reports.put($0) }
+    route.async(1) ~>> { reports.append($0) }
+    route ~>> 2 ~>> { reports.append($0) }
     #expect(await reports.wait(forCount: 2))
-    #expect(reports.all.map(\.arguments) == ["1", "2"])
+    #expect(reports.values.map(\.arguments) == ["1", "2"])
   }
 }

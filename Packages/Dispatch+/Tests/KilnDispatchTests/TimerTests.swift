@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KilnDispatch
+import KilnTesting
 import Testing
 
 /// Timer tests measure real time, as the behaviour under test is real wall-clock timing:
@@ -12,9 +13,9 @@ struct TimerTests {
   @Test("async(after: seconds) runs the block on the queue, never early")
   func afterSeconds() async {
     let queue = QueueProbe.serialQueue("timers")
-    let fired = Mailbox<(Double, Place)>()
+    let fired = Recorder<(Double, Place)>()
     let start = DispatchTime.now()
-    queue.async(after: 0.2) { fired.put((seconds(since: start), QueueProbe.here)) }
+    queue.async(after: 0.2) { fired.append((seconds(since: start), QueueProbe.here)) }
     let (elapsed, place) = await fired.first() ?? (0, .unnamed)
     #expect(elapsed >= 0.2)
     #expect(place == .queue("timers"))
@@ -23,9 +24,9 @@ struct TimerTests {
   @Test("async(after: Duration) runs the block on the queue, never early")
   func afterDuration() async {
     let queue = QueueProbe.serialQueue("timers")
-    let fired = Mailbox<(Double, Place)>()
+    let fired = Recorder<(Double, Place)>()
     let start = DispatchTime.now()
-    queue.async(after: .milliseconds(200)) { fired.put((seconds(since: start), QueueProbe.here)) }
+    queue.async(after: .milliseconds(200)) { fired.append((seconds(since: start), QueueProbe.here)) }
     let (elapsed, place) = await fired.first() ?? (0, .unnamed)
     #expect(elapsed >= 0.2)
     #expect(place == .queue("timers"))
@@ -33,21 +34,21 @@ struct TimerTests {
 
   @Test("async(after:) with zero or a negative delay runs the block as soon as possible")
   func afterNothing() async {
-    let fired = Mailbox<Int>()
-    DispatchQueue.global().async(after: 0) { fired.put(1) }
-    DispatchQueue.global().async(after: -5) { fired.put(2) }
-    DispatchQueue.global().async(after: .seconds(-1)) { fired.put(3) }
+    let fired = Recorder<Int>()
+    DispatchQueue.global().async(after: 0) { fired.append(1) }
+    DispatchQueue.global().async(after: -5) { fired.append(2) }
+    DispatchQueue.global().async(after: .seconds(-1)) { fired.append(3) }
     #expect(await fired.wait(forCount: 3))
-    #expect(fired.all.sorted() == [1, 2, 3])
+    #expect(fired.values.sorted() == [1, 2, 3])
   }
 
   @Test("A discarded timer still fires, and is released once it has")
   func discardedTimerFiresAndIsReleased() async {
     let queue = QueueProbe.serialQueue("timers")
-    let fired = Mailbox<Bool>()
+    let fired = Recorder<Bool>()
     weak var released: DispatchSource?
     do {
-      let timer = queue.async(after: 0.05) { fired.put(true) }
+      let timer = queue.async(after: 0.05) { fired.append(true) }
       released = timer as? DispatchSource
       #expect(released != nil)
     }
@@ -65,24 +66,24 @@ struct TimerTests {
   @Test("A timer cancelled before its deadline never runs its block")
   func cancelledBeforeDeadline() async {
     let queue = QueueProbe.serialQueue("timers")
-    let fired = Mailbox<String>()
+    let fired = Recorder<String>()
     // Suspended, the queue cannot run the block even if this thread stalls past the
     // deadline before it cancels.
     queue.suspend()
-    let timer = queue.async(after: 0.05) { fired.put("cancelled timer") }
+    let timer = queue.async(after: 0.05) { fired.append("cancelled timer") }
     timer.cancel()
     queue.resume()
-    queue.async(after: 0.3) { fired.put("later timer") }
+    queue.async(after: 0.3) { fired.append("later timer") }
     #expect(await fired.first() == "later timer")
-    #expect(fired.all == ["later timer"])
+    #expect(fired.values == ["later timer"])
   }
 
   @Test("A one-shot timer reads as cancelled once it has fired")
   func oneShotReadsCancelled() async {
     let queue = QueueProbe.serialQueue("timers")
-    let seen = Mailbox<Bool>()
+    let seen = Recorder<Bool>()
     // Dispatch sources are thread-safe, but Dispatch does not declare the protocol Sendable.
-    nonisolated(unsafe) let timer = queue.async(after: 0.01) { seen.put(true) }
+    nonisolated(unsafe) let timer = queue.async(after: 0.01) { seen.append(true) }
     #expect(await seen.first() == true)
     #expect(await run(on: queue) { timer.isCancelled } == true)
   }
@@ -92,9 +93,9 @@ struct TimerTests {
   @Test("async(at:) with a date in the past runs the block at once")
   func atPastDate() async {
     let queue = QueueProbe.serialQueue("timers")
-    let fired = Mailbox<Double>()
+    let fired = Recorder<Double>()
     let start = DispatchTime.now()
-    queue.async(at: Date(timeIntervalSinceNow: -3_600)) { fired.put(seconds(since: start)) }
+    queue.async(at: Date(timeIntervalSinceNow: -3_600)) { fired.append(seconds(since: start)) }
     let elapsed = await fired.first()
     #expect(elapsed != nil)
     #expect((elapsed ?? .infinity) < 10)  // "at once", with room for a loaded machine
@@ -103,9 +104,9 @@ struct TimerTests {
   @Test("async(at:) with a future date runs the block on the queue, not before the date")
   func atFutureDate() async {
     let queue = QueueProbe.serialQueue("timers")
-    let fired = Mailbox<(Date, Place)>()
+    let fired = Recorder<(Date, Place)>()
     let date = Date(timeIntervalSinceNow: 0.2)
-    queue.async(at: date) { fired.put((Date(), QueueProbe.here)) }
+    queue.async(at: date) { fired.append((Date(), QueueProbe.here)) }
     let (firedAt, place) = await fired.first() ?? (.distantPast, .unnamed)
     #expect(firedAt >= date)
     #expect(place == .queue("timers"))
@@ -113,8 +114,8 @@ struct TimerTests {
 
   @Test("async(at: .distantFuture) never fires and can be cancelled")
   func atDistantFuture() async {
-    let fired = Mailbox<Bool>()
-    let timer = DispatchQueue.global().async(at: .distantFuture) { fired.put(true) }
+    let fired = Recorder<Bool>()
+    let timer = DispatchQueue.global().async(at: .distantFuture) { fired.append(true) }
     #expect(!timer.isCancelled)
     timer.cancel()
     #expect(timer.isCancelled)
@@ -126,31 +127,31 @@ struct TimerTests {
   @Test("async(every:) fires repeatedly and stops for good when the block cancels its timer")
   func everyCancelsItselfFromInside() async {
     let queue = QueueProbe.serialQueue("timers")
-    let runs = Mailbox<Place>()
+    let runs = Recorder<Place>()
     let timer = queue.async(every: 0.01, startingIn: 0) { timer in
-      runs.put(QueueProbe.here)
+      runs.append(QueueProbe.here)
       if runs.count == 3 { timer.cancel() }
     }
     #expect(await runs.wait(forCount: 3))
     // Ten more intervals: a timer that kept running would fire again.
-    let later = Mailbox<Bool>()
-    queue.async(after: 0.1) { later.put(true) }
+    let later = Recorder<Bool>()
+    queue.async(after: 0.1) { later.append(true) }
     #expect(await later.first() == true)
     #expect(runs.count == 3)
-    #expect(runs.all.allSatisfy { $0 == .queue("timers") })
+    #expect(runs.values.allSatisfy { $0 == .queue("timers") })
     #expect(timer.isCancelled)
   }
 
   @Test("async(every:) without a timer parameter runs until the returned timer is cancelled")
   func everyCancelledFromOutside() async {
     let queue = QueueProbe.serialQueue("timers")
-    let runs = Mailbox<Bool>()
-    let timer = queue.async(every: .milliseconds(10)) { runs.put(true) }
+    let runs = Recorder<Bool>()
+    let timer = queue.async(every: .milliseconds(10)) { runs.append(true) }
     #expect(await runs.wait(forCount: 3))
     timer.cancel()
     let countAfterCancel = await run(on: queue) { runs.count }  // after any run in progress
-    let later = Mailbox<Bool>()
-    queue.async(after: 0.1) { later.put(true) }
+    let later = Recorder<Bool>()
+    queue.async(after: 0.1) { later.append(true) }
     #expect(await later.first() == true)
     #expect(runs.count == countAfterCancel)
   }
@@ -158,11 +159,11 @@ struct TimerTests {
   @Test("async(every:) starts one interval from now by default, never early")
   func everyDefaultStart() async {
     let queue = QueueProbe.serialQueue("timers")
-    let firstRun = Mailbox<Double>()
+    let firstRun = Recorder<Double>()
     let start = DispatchTime.now()
     queue.async(every: 0.2) { timer in
       timer.cancel()
-      firstRun.put(seconds(since: start))
+      firstRun.append(seconds(since: start))
     }
     #expect((await firstRun.first() ?? 0) >= 0.2)
   }
@@ -170,11 +171,11 @@ struct TimerTests {
   @Test("async(every:startingIn:) waits startingIn for the first run, never less", arguments: [0.0, 0.15])
   func everyStartingIn(delay: Double) async {
     let queue = QueueProbe.serialQueue("timers")
-    let firstRun = Mailbox<Double>()
+    let firstRun = Recorder<Double>()
     let start = DispatchTime.now()
     queue.async(every: 10, startingIn: delay) { timer in
       timer.cancel()
-      firstRun.put(seconds(since: start))
+      firstRun.append(seconds(since: start))
     }
     let elapsed = await firstRun.first()
     #expect(elapsed != nil)
@@ -184,27 +185,27 @@ struct TimerTests {
   @Test("async(every:startingAt:) starts at the date, never before; a past date starts at once")
   func everyStartingAt() async {
     let queue = QueueProbe.serialQueue("timers")
-    let runs = Mailbox<(String, Date)>()
+    let runs = Recorder<(String, Date)>()
     let future = Date(timeIntervalSinceNow: 0.2)
     queue.async(every: .seconds(10), startingAt: future) { timer in
       timer.cancel()
-      runs.put(("future", Date()))
+      runs.append(("future", Date()))
     }
     queue.async(every: .seconds(10), startingAt: .distantPast) { timer in
       timer.cancel()
-      runs.put(("past", Date()))
+      runs.append(("past", Date()))
     }
     #expect(await runs.wait(forCount: 2))
-    let firedAt = Dictionary(uniqueKeysWithValues: runs.all)
+    let firedAt = Dictionary(uniqueKeysWithValues: runs.values)
     #expect(firedAt["past"] != nil)
     #expect(firedAt["future"].map { $0 >= future } == true)
   }
 
   @Test("A repeating timer that nobody keeps keeps running until its block cancels it")
   func discardedRepeatingTimerRuns() async {
-    let runs = Mailbox<Bool>()
+    let runs = Recorder<Bool>()
     QueueProbe.serialQueue("timers").async(every: 0.01, startingIn: 0) { timer in
-      runs.put(true)
+      runs.append(true)
       if runs.count == 5 { timer.cancel() }
     }
     #expect(await runs.wait(forCount: 5))

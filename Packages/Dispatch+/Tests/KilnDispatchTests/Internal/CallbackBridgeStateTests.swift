@@ -1,3 +1,4 @@
+import KilnTesting
 import Testing
 
 @testable import KilnDispatch
@@ -9,8 +10,8 @@ struct CallbackBridgeStateTests {
   typealias State = CallbackBridgeState<Int, Int>
 
   /// A cancel hook that records `name` when called.
-  private func hook(_ name: String, into calls: Mailbox<String>) -> @Sendable () -> Void {
-    { calls.put(name) }
+  private func hook(_ name: String, into calls: Recorder<String>) -> @Sendable () -> Void {
+    { calls.append(name) }
   }
 
   private func runsCallee(_ action: State.StartAction) -> Bool {
@@ -31,14 +32,14 @@ struct CallbackBridgeStateTests {
 
   @Test("Cancellation while waiting resumes the waiter and hands out the hook, once")
   func cancelWhileWaiting() {
-    let calls = Mailbox<String>()
+    let calls = Recorder<String>()
     var state = State()
     _ = state.start(1)
     #expect(state.register(cancelHook: hook("hook", into: calls)) == nil)
     let action = state.cancel()
     #expect(action.waiter == 1)
     action.cancelHook?()
-    #expect(calls.all == ["hook"])
+    #expect(calls.values == ["hook"])
     #expect(state.deliver(10) == nil)
     let again = state.cancel()
     #expect(again.waiter == nil)
@@ -60,7 +61,7 @@ struct CallbackBridgeStateTests {
 
   @Test("A hook registered after cancellation is handed back to be called at once")
   func hookAfterCancel() {
-    let calls = Mailbox<String>()
+    let calls = Recorder<String>()
     var state = State()
     _ = state.start(1)
     let action = state.cancel()
@@ -68,12 +69,12 @@ struct CallbackBridgeStateTests {
     #expect(action.cancelHook == nil)
     let late = state.register(cancelHook: hook("late", into: calls))
     late?()
-    #expect(calls.all == ["late"])
+    #expect(calls.values == ["late"])
   }
 
   @Test("After a delivery the hook is dropped and never called")
   func hookDroppedAfterDelivery() {
-    let calls = Mailbox<String>()
+    let calls = Recorder<String>()
     var state = State()
     _ = state.start(1)
     _ = state.register(cancelHook: hook("early", into: calls))

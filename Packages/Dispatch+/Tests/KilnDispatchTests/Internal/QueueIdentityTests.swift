@@ -1,4 +1,5 @@
 import Dispatch
+import KilnTesting
 import Testing
 
 @testable import KilnDispatch
@@ -63,11 +64,11 @@ struct QueueIdentityTests {
   @Test("Threads asking about a new queue at the same time agree on one token")
   func tokenRace() {
     let queue = DispatchQueue(label: "kiln.tests.race")
-    let tokens = Mailbox<ObjectIdentifier>()
+    let tokens = Recorder<ObjectIdentifier>()
     DispatchQueue.concurrentPerform(iterations: 64) { _ in
-      if let token = QueueIdentity.token(for: queue) { tokens.put(ObjectIdentifier(token)) }
+      if let token = QueueIdentity.token(for: queue) { tokens.append(ObjectIdentifier(token)) }
     }
     #expect(tokens.count == 64)
-    #expect(Set(tokens.all).count == 1)
+    #expect(Set(tokens.values).count == 1)
   }
 }
