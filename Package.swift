@@ -198,7 +198,7 @@ let package = Package(
     .testTarget(
       name: "KilnIntegrationTests",
       dependencies: [
-        "KilnQuery", "KilnStorage", "KilnDispatch", "KilnTesting", "_KilnTestServer",
+        "KilnQuery", "KilnStorage", "KilnNetwork", "KilnDispatch", "KilnTesting", "_KilnTestServer",
       ],
       path: "Tests/KilnIntegrationTests"
     ),
