@@ -78,7 +78,8 @@ public struct MultipartFormData: Sendable {
   ///
   /// - Parameters:
   ///   - parts: The parts, in the order sent.
-  ///   - boundary: The boundary; a random one by default. It must not occur in any part.
+  ///   - boundary: The boundary; a random one by default. It must not occur in any part, and
+  ///     must be 1 to 70 of the characters RFC 2046 allows (``encoded()`` checks both).
   public init(_ parts: [Part], boundary: String = "kiln-boundary-\(UUID().uuidString)") {
     self.parts = parts
     self.boundary = boundary
@@ -91,12 +92,22 @@ public struct MultipartFormData: Sendable {
 
   /// The encoded body.
   ///
-  /// - Throws: ``NetworkError/encodingFailed(_:)`` when a file cannot be read or a part
-  ///   contains the boundary.
+  /// - Throws: ``NetworkError/encodingFailed(_:)`` when a file cannot be read, a part
+  ///   contains the boundary, a content type contains a line break, or the boundary is not
+  ///   1 to 70 of the characters RFC 2046 allows (letters, digits, space and `'()+_,-./:=?`,
+  ///   not ending with a space).
   public func encoded() throws(NetworkError) -> Data {
+    guard Self.isValidBoundary(boundary) else {
+      throw .encodingFailed("the boundary \"\(boundary)\" is not 1 to 70 characters allowed by RFC 2046")
+    }
     var body = Data()
     let delimiter = Data("--\(boundary)".utf8)
     for part in parts {
+      // A line break would end the header line and let the value write header fields or
+      // the part's contents.
+      if let contentType = part.contentType, contentType.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A }) {
+        throw .encodingFailed("the content type of the part \"\(part.name)\" contains a line break")
+      }
       let content: Data
       switch part.content {
       case .data(let data):
@@ -126,6 +137,16 @@ public struct MultipartFormData: Sendable {
     body.append(delimiter)
     body.append(Data("--\r\n".utf8))
     return body
+  }
+
+  /// Whether `boundary` is 1 to 70 `bchars` not ending with a space (RFC 2046 §5.1.1).
+  private static func isValidBoundary(_ boundary: String) -> Bool {
+    let bytes = boundary.utf8
+    guard (1...70).contains(bytes.count), bytes.last != UInt8(ascii: " ") else { return false }
+    return bytes.allSatisfy { byte in
+      (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+        || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || " '()+_,-./:=?".utf8.contains(byte)
+    }
   }
 
   /// Escapes `"`, CR and LF in a quoted parameter, as HTML forms do (RFC 7578 §4.2).

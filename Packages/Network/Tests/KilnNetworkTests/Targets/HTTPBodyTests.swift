@@ -108,6 +108,39 @@ struct HTTPBodyTests {
     }
   }
 
+  // Found by Fuzz/Multipart: a line break in a content type wrote header fields (or the
+  // part's contents) of its own.
+  @Test("a content type with a line break is an encoding error")
+  func multipartContentTypeLineBreak() {
+    for contentType in ["text/plain\r\nX-Injected: 1", "text/plain\nx", "text/plain\r"] {
+      #expect {
+        try MultipartFormData([.data("a", Data("x".utf8), contentType: contentType)], boundary: "B").encoded()
+      } throws: { error in
+        guard case NetworkError.encodingFailed = error else { return false }
+        return true
+      }
+    }
+  }
+
+  // Found by Fuzz/Multipart: a boundary with a line break, or an empty one, made a body
+  // that no reader splits back into the parts.
+  @Test("a boundary RFC 2046 does not allow is an encoding error; every allowed one encodes")
+  func multipartBoundary() throws {
+    let tooLong = String(repeating: "b", count: 71)
+    for boundary in ["", "a\r\nb", "ends with space ", "é", "semi;colon", tooLong] {
+      #expect {
+        try MultipartFormData([.field("a", "x")], boundary: boundary).encoded()
+      } throws: { error in
+        guard case NetworkError.encodingFailed = error else { return false }
+        return true
+      }
+    }
+    for boundary in ["B", "a'()+_,-./:=? b", String(repeating: "b", count: 70)] {
+      let body = try MultipartFormData([.field("a", "x")], boundary: boundary).encoded()
+      #expect(body.starts(with: Data("--\(boundary)\r\n".utf8)))
+    }
+  }
+
   @Test("a file body is streamed from its URL; a URL that is not a file is an encoding error")
   func file() throws {
     let url = URL(fileURLWithPath: "/tmp/upload.bin")

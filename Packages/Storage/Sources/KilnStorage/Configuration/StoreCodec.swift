@@ -53,7 +53,9 @@ extension StoreCodec where Value: Codable & Sendable {
       return StoreCodec(
         encode: { Data(($0 as! String).utf8) },
         decode: { data in
-          guard let string = String(data: data, encoding: .utf8) else {
+          // Not `String(data:encoding:)`, which drops a leading byte order mark: the string
+          // read back must be the string stored.
+          guard let string = String(validating: data, as: UTF8.self) else {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not UTF-8"))
           }
           return string as! Value
