@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs the whole test suite under AddressSanitizer (all traits on).
 #
-#   Scripts/asan.sh                      every test
-#   Scripts/asan.sh --filter KilnStorage arguments go to `swift test`
+#   Scripts/asan.sh                        every test
+#   Scripts/asan.sh --filter KilnStorage   arguments go to `swift test`
+#   Scripts/asan.sh --warnings-as-errors   also fails the build on any warning (what CI runs,
+#                                          so one build serves both checks)
 #
 # Builds in .build-asan. Any ASan report (a use after free, an overflow, a double free) fails
 # the run; the report is printed. Leak detection is off: Swift's runtime keeps metadata
@@ -17,7 +19,12 @@ source Scripts/lib/common.sh
 kiln_ensure_system_libraries
 
 flags=(--sanitize=address --scratch-path .build-asan --enable-all-traits)
-swift build --build-tests "${flags[@]}"
+build_flags=()
+if [[ ${1:-} == --warnings-as-errors ]]; then
+  build_flags=(-Xswiftc -warnings-as-errors)
+  shift
+fi
+swift build --build-tests "${flags[@]}" ${build_flags[@]+"${build_flags[@]}"}
 log=$(mktemp)
 source Scripts/lib/postgres.sh
 trap 'rm -f "$log"; kiln_postgres_stop' EXIT
