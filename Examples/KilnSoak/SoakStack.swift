@@ -4,6 +4,10 @@ import KilnRepository
 import KilnStorage
 import Synchronization
 
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
 /// `GET /item/<id>`.
 struct ItemTarget: TargetGroup {
   let baseURL: URL
@@ -72,7 +76,8 @@ final class SoakStack: Sendable {
   static let keyCount = 400
 
   let stats: SoakStats
-  let api: SoakAPI
+  /// The embedded server's API; `nil` with an external server.
+  let api: SoakAPI?
   let baseURL: URL
   let itemHandler: NetworkHandler
   let listHandler: NetworkHandler
@@ -89,7 +94,7 @@ final class SoakStack: Sendable {
   let sequencer = Sequencer()
 
   init(
-    stats: SoakStats, api: SoakAPI, baseURL: URL, workspace: URL, fullDirectory: URL?, writerExecutable: String
+    stats: SoakStats, api: SoakAPI?, baseURL: URL, workspace: URL, fullDirectory: URL?, writerExecutable: String
   ) throws {
     self.stats = stats
     self.api = api
@@ -137,7 +142,10 @@ final class SoakStack: Sendable {
   /// Every kind of operation with its weight.
   var operations: [(kind: String, weight: Int, run: Operation)] {
     var operations: [(kind: String, weight: Int, run: Operation)] = [
-      ("net.item", 20, { await $0.item() }),
+      ("net.item", 20, { await $0.item(through: $0.itemHandler, "net.item") }),
+      ("net.plain", 4, { await $0.item(through: $0.listHandler, "net.plain") }),
+      // Diagnosis only (weight 0: run with --only raw): Foundation's URLSession without Kiln.
+      ("raw.urlsession", 0, { await $0.rawItem() }),
       ("repo.next", 5, { await $0.page(.next) }),
       ("repo.prev", 5, { await $0.page(.prev) }),
       ("repo.refresh", 1, { await $0.refresh() }),
@@ -157,17 +165,20 @@ final class SoakStack: Sendable {
     return operations
   }
 
-  private func item() async {
+  /// An item through `handler`: the item handler (HTTP cache, de-duplication) or the list
+  /// handler (neither).
+  private func item(through handler: NetworkHandler, _ name: String) async {
     let id = Int.random(in: 0..<200)
     do {
-      let value = try await itemHandler.request(ItemTarget(baseURL: baseURL, id: id), as: SoakValue.self)
-      let newest = api.newestIssuedVersion(of: id) ?? -1
+      let value = try await handler.request(ItemTarget(baseURL: baseURL, id: id), as: SoakValue.self)
+      // With an external server (`--server`), the versions it sent are not known here.
+      let newest = api.map { $0.newestIssuedVersion(of: id) ?? -1 } ?? .max
       if !value.isIntact || value.key != "item-\(id)" || value.sequence > newest {
         stats.corrupt(
-          "net.item \(id): read \(value.key)#\(value.sequence) (newest sent \(newest)), intact: \(value.isIntact)")
+          "\(name) \(id): read \(value.key)#\(value.sequence) (newest sent \(newest)), intact: \(value.isIntact)")
       }
     } catch {
-      stats.error("net.item: \(Self.category(error))")
+      stats.error("\(name): \(Self.category(error))")
     }
   }
 
@@ -184,6 +195,18 @@ final class SoakStack: Sendable {
       stats.error("repo.\(direction): \(Self.category(error))")
     }
     verify(await flowable.getData(from: .cache), list: list, in: "repo.\(direction)")
+  }
+
+  private static let rawSession = URLSession(configuration: .ephemeral)
+
+  private func rawItem() async {
+    let id = Int.random(in: 0..<200)
+    do {
+      let (data, _) = try await Self.rawSession.data(from: baseURL.appendingPathComponent("item/\(id)"))
+      _ = try? JSONDecoder().decode(SoakValue.self, from: data)
+    } catch {
+      stats.error("raw.urlsession: \(Self.category(error))")
+    }
   }
 
   private enum Direction: String { case next, prev }

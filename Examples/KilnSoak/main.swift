@@ -3,6 +3,9 @@
 //   Scripts/soak.sh [minutes]          (builds, gives it a small tmpfs to fill, runs it)
 //   kiln-soak [--minutes M] [--concurrency N] [--full-dir PATH] [--report-every SECONDS]
 //             [--deadline SECONDS] [--rss-tolerance MIB] [--fd-tolerance COUNT]
+//             [--only net,repo.next,…]   (only the operations whose kind starts so)
+//             [--server URL]             (an external `kiln-soak serve`, to tell whose memory grows)
+//   kiln-soak serve                      (only the server: prints its URL, then its memory)
 //   kiln-soak writer <sqlite file> <disk folder> <first sequence> <keys>   (the child)
 //
 // Workers run operations against the loopback server and the stores without pause:
@@ -32,6 +35,17 @@ if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "writer" {
   await WriterChild.run(Array(CommandLine.arguments.dropFirst(2)))
 }
 
+// Diagnosis: `kiln-soak serve` runs only the server, prints its URL and then its own memory
+// every 15 s, so that `--server URL` can tell the client's growth from the server's.
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "serve" {
+  let server = try await SoakAPI().start()
+  FileHandle.standardOutput.write(Data("\(server.baseURL)\n".utf8))
+  while true {
+    try await Task.sleep(for: .seconds(15))
+    FileHandle.standardOutput.write(Data("server: \(ProcessMetrics.now())\n".utf8))
+  }
+}
+
 // MARK: - Options
 
 struct Options {
@@ -42,6 +56,10 @@ struct Options {
   var deadline: Duration = .seconds(30)
   var rssToleranceMiB = 64
   var fdTolerance = 32
+  /// When set, only the operations whose kind starts with one of these prefixes run.
+  var only: [String]?
+  /// An external server (`kiln-soak serve`) instead of the embedded one; no storms then.
+  var server: URL?
 
   init(_ arguments: [String]) {
     var arguments = arguments[...]
@@ -62,6 +80,8 @@ struct Options {
       case "--deadline": deadline = .seconds(number() as Double)
       case "--rss-tolerance": rssToleranceMiB = number()
       case "--fd-tolerance": fdTolerance = number()
+      case "--only": only = value().split(separator: ",").map(String.init)
+      case "--server": server = URL(string: value())
       default: usage()
       }
     }
@@ -72,7 +92,7 @@ func usage() -> Never {
   FileHandle.standardError.write(
     Data(
       ("usage: kiln-soak [--minutes M] [--concurrency N] [--full-dir PATH] [--report-every S] [--deadline S] "
-        + "[--rss-tolerance MIB] [--fd-tolerance COUNT]\n").utf8))
+        + "[--rss-tolerance MIB] [--fd-tolerance COUNT] [--only KIND,KIND…] [--server URL]\n").utf8))
   exit(2)
 }
 
@@ -89,7 +109,8 @@ signal(SIGPIPE, SIG_IGN)
 let startMetrics = ProcessMetrics.now()
 let stats = SoakStats()
 let api = SoakAPI()
-let server = try await api.start()
+let embedded = options.server == nil ? try await api.start() : nil
+let baseURL = options.server ?? embedded!.baseURL
 let workspace = FileManager.default.temporaryDirectory.appendingPathComponent("kiln-soak-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: true)
 if let full = options.fullDirectory {
@@ -99,9 +120,13 @@ if let full = options.fullDirectory {
 }
 let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
 let stack = try SoakStack(
-  stats: stats, api: api, baseURL: server.baseURL, workspace: workspace, fullDirectory: options.fullDirectory,
+  stats: stats, api: options.server == nil ? api : nil, baseURL: baseURL, workspace: workspace,
+  fullDirectory: options.fullDirectory,
   writerExecutable: executable)
-let operations = stack.operations
+let operations = stack.operations.filter { operation in
+  options.only.map { prefixes in prefixes.contains { operation.kind.hasPrefix($0) } } ?? (operation.weight > 0)
+}.map { operation in (kind: operation.kind, weight: max(1, operation.weight), run: operation.run) }
+guard !operations.isEmpty else { usage() }
 let totalWeight = operations.reduce(0) { $0 + $1.weight }
 
 let clock = ContinuousClock()
@@ -112,7 +137,7 @@ let warmUp = start + min(.seconds(60), .seconds(options.minutes * 60 * 0.2))
 log(
   """
   kiln-soak: \(String(format: "%g", options.minutes)) min, \(options.concurrency) concurrent workers, \
-  deadline \(options.deadline) per operation, server \(server.baseURL)
+  deadline \(options.deadline) per operation, server \(baseURL)
     workspace \(workspace.path)
     full-disk fault: \(options.fullDirectory.map { "fills \($0.path) (HTTP cache and the \"full\" DiskCache live there)" } ?? "off (no --full-dir)")
     tolerance after warm-up: +\(options.rssToleranceMiB) MiB RSS, +\(options.fdTolerance) fds
@@ -193,7 +218,8 @@ func report(_ label: String) {
   log(
     "[\(label)] ops \(snapshot.operations) (\(String(format: "%.0f", rate))/s), in flight \(inFlight.count), "
       + "errors \(errors), corrupt \(snapshot.corruptCount), hangs \(snapshot.hangs.count), "
-      + "writer kills \(snapshot.writerKills), \(ProcessMetrics.now())")
+      + "writer kills \(snapshot.writerKills), requests \(api.answered.load(ordering: .relaxed)), "
+      + "\(ProcessMetrics.now())")
 }
 
 var warmUpMetrics: ProcessMetrics?
