@@ -50,7 +50,7 @@ if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "serve" {
 
 struct Options {
   var minutes = 1.0
-  var concurrency = 256
+  var concurrency = 1_024
   var fullDirectory: URL?
   var reportEvery: Duration = .seconds(30)
   var deadline: Duration = .seconds(30)
