@@ -212,6 +212,12 @@ let package = Package(
       ],
       path: "Examples/KilnDemo"
     ),
+    // `Scripts/soak.sh`: the demo's stack under load and faults for minutes. Not in CI.
+    .executableTarget(
+      name: "kiln-soak",
+      dependencies: ["KilnCore", "KilnStorage", "KilnNetwork", "KilnRepository", "KilnTesting", "_KilnTestServer"],
+      path: "Examples/KilnSoak"
+    ),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -28,6 +28,19 @@ struct TestServerTests {
     try await server.stop()
   }
 
+  @Test("keeps no record of requests when told not to, so a soak's server stays flat")
+  func withoutRecording() async throws {
+    let server = try await TestServer.start(recordsRequests: false) { _ in .text("ok") }
+    for _ in 0..<3 {
+      let (data, _) = try await URLSession.shared.data(from: server.url("/soak"))
+      #expect(String(decoding: data, as: UTF8.self) == "ok")
+    }
+    #expect(server.requests.isEmpty)
+    #expect(server.requestCount(path: "/soak") == 0)
+    #expect(server.connectionCount >= 1)
+    try await server.stop()
+  }
+
   @Test("receives request bodies and headers")
   func bodyAndHeaders() async throws {
     let server = try await TestServer.start { request in .text(String(decoding: request.body, as: UTF8.self)) }

@@ -48,10 +48,15 @@ public final class TestServer: Sendable {
   ///
   /// - Parameters:
   ///   - port: The port to listen on; `0` (the default) lets the system choose a free one.
+  ///   - recordsRequests: Whether ``requests`` and ``requestCount(path:)`` keep every request;
+  ///     `true` by default. A server answering millions of requests (a soak) passes `false`,
+  ///     so that its memory stays flat; both then stay empty.
   ///   - handler: Answers each request. It may suspend (to simulate a slow server).
   /// - Returns: The running server.
   /// - Throws: When the port cannot be bound.
-  public static func start(port: Int = 0, handler: @escaping Handler) async throws -> TestServer {
+  public static func start(
+    port: Int = 0, recordsRequests: Bool = true, handler: @escaping Handler
+  ) async throws -> TestServer {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     let recorded = NIOLockedValueBox<[TestRequest]>([])
     let connections = NIOLockedValueBox(0)
@@ -70,7 +75,9 @@ public final class TestServer: Sendable {
             try channel.pipeline.syncOperations.addHandler(
               RequestHandler(
                 handler: handler, connection: connection, answering: answering,
-                record: { request in recorded.withLockedValue { $0.append(request) } })
+                record: { request in
+                  if recordsRequests { recorded.withLockedValue { $0.append(request) } }
+                })
             )
           }
         }
