@@ -235,7 +235,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
     let expires = entry.expiresAt?.timeIntervalSinceReferenceDate ?? .infinity
     var replaced: Value?
     var firstEvicted: LRUNode<Key, Value>?
-    var moreEvicted: [LRUNode<Key, Value>] = []
+    var moreEvicted: [LRUNode<Key, Value>]?
     let inserted = state.withLock { state in
       guard isCurrent() else { return false }
       guard state.table.canHold(cost: cost) else {
@@ -246,7 +246,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
       state.table.insert(
         entry.value, forKey: key, cost: cost, storedAt: stored, expiresAt: expires,
         replaced: &replaced, firstEvicted: &firstEvicted, moreEvicted: &moreEvicted)
-      if firstEvicted != nil { state.statistics.evictions += 1 + moreEvicted.count }
+      if firstEvicted != nil { state.statistics.evictions += 1 + (moreEvicted?.count ?? 0) }
       return true
     }
     withExtendedLifetime((replaced, firstEvicted, moreEvicted)) {}
@@ -260,7 +260,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
     // What leaves the cache is collected here and released after the lock is dropped.
     var replaced: Value?
     var firstEvicted: LRUNode<Key, Value>?
-    var moreEvicted: [LRUNode<Key, Value>] = []
+    var moreEvicted: [LRUNode<Key, Value>]?
     state.withLock { state in
       guard state.table.canHold(cost: cost) else {
         state.statistics.rejections += 1
@@ -270,7 +270,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
       state.table.insert(
         value, forKey: key, cost: cost, storedAt: stored, expiresAt: expires,
         replaced: &replaced, firstEvicted: &firstEvicted, moreEvicted: &moreEvicted)
-      if firstEvicted != nil { state.statistics.evictions += 1 + moreEvicted.count }
+      if firstEvicted != nil { state.statistics.evictions += 1 + (moreEvicted?.count ?? 0) }
     }
     withExtendedLifetime((replaced, firstEvicted, moreEvicted)) {}
   }

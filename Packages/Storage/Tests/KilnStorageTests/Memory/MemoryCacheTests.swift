@@ -39,6 +39,56 @@ struct MemoryCacheTests {
     #expect(cache.statistics.evictions == 2)
   }
 
+  @Test("a full cache cycling through many keys keeps the order, contents and counts of a plain LRU list")
+  func evictionMatchesAReferenceList() {
+    // Past the first eviction (when the table makes room in its dictionary) and through
+    // many reuses of freed slots, compared step by step with an array kept in recency order.
+    let limit = 50
+    let cache = MemoryCache<Int, Int>(countLimit: limit, entryLifetime: nil)
+    var reference: [(key: Int, value: Int)] = []
+    var evictions = 0
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15  // a fixed xorshift sequence: reproducible
+    for step in 0..<3_000 {
+      state ^= state << 13
+      state ^= state >> 7
+      state ^= state << 17
+      let key = Int(state % 120)
+      if step % 3 == 0 {
+        let expected = reference.firstIndex { $0.key == key }.map { reference.remove(at: $0) }
+        if let expected { reference.append(expected) }
+        #expect(cache[key] == expected?.value)
+      } else {
+        cache[key] = step
+        reference.removeAll { $0.key == key }
+        reference.append((key, step))
+        if reference.count > limit {
+          reference.removeFirst()
+          evictions += 1
+        }
+      }
+      #expect(cache.keys == reference.map(\.key))
+    }
+    #expect(cache.count == limit)
+    #expect(cache.statistics.evictions == evictions)
+    for (key, value) in reference { #expect(cache[key] == value) }
+  }
+
+  @Test("one set that must evict several entries evicts them oldest first and counts each")
+  func oneSetEvictsSeveral() {
+    let cache = MemoryCache<String, Int>(totalCostLimit: 10, cost: { $0 }, entryLifetime: nil)
+    cache["a"] = 3
+    cache["b"] = 3
+    cache["c"] = 3
+    cache["d"] = 9  // a, b and c go in one set
+    #expect(cache.keys == ["d"])
+    #expect(cache.statistics.evictions == 3)
+    cache["e"] = 1
+    cache["f"] = 1  // d goes
+    #expect(cache.keys == ["e", "f"])
+    #expect(cache.statistics.evictions == 4)
+    #expect(cache.totalCost == 2)
+  }
+
   @Test("contains answers without making the entry the most recently used")
   func containsDoesNotTouch() {
     let cache = MemoryCache<String, Int>(countLimit: 2)
