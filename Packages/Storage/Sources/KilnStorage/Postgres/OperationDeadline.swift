@@ -3,13 +3,13 @@
 
   /// Runs one ``PostgresStore`` operation within a time limit that really bounds it.
   ///
-  /// A task group cannot: it returns only once every child has, and a call waiting in
-  /// postgres-nio's connection queue, or a statement already sent, can outlive its
-  /// cancellation by a long time (while the server refuses connections the queue holds a
-  /// request until the pool's circuit breaker trips, a minute later). Here the operation and
-  /// the timer run in unstructured tasks; whichever finishes first — the operation, the timer,
-  /// or the caller's cancellation — resumes the caller and cancels the other task without
-  /// waiting for it. A cancelled request still queued for a connection leaves the queue, so
+  /// A task group cannot: it returns only once every child has, and a statement already
+  /// sent ignores cancellation — postgres-nio awaits the server's answer without a
+  /// cancellation handler, so a statement waiting on a lock, or one whose answer never
+  /// comes, holds its caller as long as that lasts. Here the operation and the timer run in
+  /// unstructured tasks; whichever finishes first — the operation, the timer, or the
+  /// caller's cancellation — resumes the caller and cancels the other task without waiting
+  /// for it. A cancelled request still queued for a connection leaves the pool's queue, so
   /// it never runs later; a statement already sent finishes (or fails) on its own.
   final class OperationDeadline<Value: Sendable>: Sendable {
     private struct State {

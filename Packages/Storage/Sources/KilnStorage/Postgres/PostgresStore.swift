@@ -309,8 +309,8 @@
     /// postgres-nio's errors to ``PostgresStoreError``.
     ///
     /// The time limit bounds the call even when `body` does not end on cancellation (a
-    /// request queued for a connection while the server refuses them, a statement on a
-    /// connection that broke silently): see ``OperationDeadline``.
+    /// statement blocked on the server, or one whose answer never comes): see
+    /// ``OperationDeadline``.
     func perform<Result: Sendable>(
       _ body: @escaping @Sendable (PostgresClient) async throws -> Result
     ) async throws -> Result {
