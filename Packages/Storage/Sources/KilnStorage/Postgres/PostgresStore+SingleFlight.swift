@@ -74,12 +74,12 @@
       }
     }
 
-    /// Gives a lease back, also from a cancelled task; a failure leaves it to run out.
+    /// Gives a lease back, also from a cancelled task, within ``operationTimeout``; a failure
+    /// leaves it to run out.
     private func releaseLease(_ key: Data, holder: String) async {
       let query = sql.releaseLease(key: key, holder: holder)
-      let client = self.client
       await Task {
-        _ = try? await client.query(query).drain()
+        _ = try? await perform { client in try await client.query(query).drain() }
       }.value
     }
   }

@@ -50,6 +50,10 @@
 
     /// How long one operation may take before it fails with ``PostgresStoreError/timedOut``;
     /// `nil` leaves it to the client and the server's `statement_timeout`.
+    ///
+    /// The limit holds even while the server refuses connections (postgres-nio's pool would
+    /// otherwise queue the call until its circuit breaker trips, after a minute): the call
+    /// returns at the limit and its queued request is withdrawn.
     public let operationTimeout: Duration?
 
     /// The version of the table layout this store reads and writes.
@@ -195,7 +199,8 @@
     ///   - key: Its key.
     ///   - expiresAt: When it expires; `nil` applies ``entryLifetime``.
     /// - Throws: ``PostgresStoreError``; a write that threw was not committed, except when the
-    ///   connection broke after the server committed it (then it is stored in full).
+    ///   connection broke, or ``operationTimeout`` passed, after the server received it (then
+    ///   it is stored in full or not at all).
     public func setValue(_ value: Value, forKey key: Key, expiresAt: Date?) async throws {
       let keyBytes = try encode(key)
       let valueBytes = try encodeValue(value)
@@ -302,22 +307,20 @@
 
     /// Runs `body` on the client, within ``operationTimeout`` when there is one, mapping
     /// postgres-nio's errors to ``PostgresStoreError``.
+    ///
+    /// The time limit bounds the call even when `body` does not end on cancellation (a
+    /// statement blocked on the server, or one whose answer never comes): see
+    /// ``OperationDeadline``.
     func perform<Result: Sendable>(
       _ body: @escaping @Sendable (PostgresClient) async throws -> Result
     ) async throws -> Result {
       do {
-        guard let operationTimeout else { return try await body(client) }
         let client = self.client
-        let clock = self.clock
-        return try await withThrowingTaskGroup(of: Result?.self) { group in
-          group.addTask { try await body(client) }
-          group.addTask {
-            try await clock.sleep(for: operationTimeout)
-            return nil
-          }
-          defer { group.cancelAll() }
-          guard let first = try await group.next(), let result = first else { throw PostgresStoreError.timedOut }
-          return result
+        guard let operationTimeout else { return try await body(client) }
+        return try await OperationDeadline.run(
+          within: operationTimeout, clock: clock, timedOut: PostgresStoreError.timedOut
+        ) {
+          try await body(client)
         }
       } catch {
         throw PostgresStoreError.mapping(error)

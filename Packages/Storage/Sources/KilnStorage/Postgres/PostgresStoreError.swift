@@ -20,8 +20,10 @@
     /// statement was in flight (a restart, an administrator's shutdown).
     case connectionFailed(String)
 
-    /// The server cancelled the statement after its `statement_timeout`, or the store's
-    /// own `operationTimeout` passed; a write that timed out was not committed.
+    /// The server cancelled the statement after its `statement_timeout` (a write is then
+    /// not committed), or the store's own `operationTimeout` passed: the call returns at the
+    /// limit, a write still waiting for a connection is withdrawn and never runs, and a write
+    /// the server had already received is committed in full or not at all.
     case timedOut
 
     /// The server reported an error: its SQLSTATE code and message.

@@ -3,6 +3,10 @@
   import KilnStorage
   import PostgresNIO
 
+  #if canImport(Glibc)
+    import Glibc
+  #endif
+
   /// The PostgreSQL server of the tests: `KILN_POSTGRES_URL`, which `Scripts/test.sh` sets
   /// after starting a throwaway cluster. Without it every PostgreSQL test fails; none skips.
   enum PostgresTestDatabase {
@@ -49,21 +53,60 @@
     }
 
     /// Runs `Scripts/lib/postgres.sh` with `arguments`; returns its standard output.
+    ///
+    /// The script (initdb, `pg_ctl -w`) takes seconds: it runs on a thread of its own, so
+    /// that it never blocks one of the few threads of Swift's cooperative pool (two on a
+    /// two-core machine), which the client's continuations need meanwhile.
     @discardableResult
-    static func script(_ arguments: String...) throws -> String {
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: "/bin/bash")
-      process.arguments = [repositoryRoot.appendingPathComponent("Scripts/lib/postgres.sh").path] + arguments
-      let output = Pipe()
-      process.standardOutput = output
-      try process.run()
-      let data = output.fileHandleForReading.readDataToEndOfFile()
-      process.waitUntilExit()
-      guard process.terminationStatus == 0 else {
-        throw Unavailable(
-          description: "postgres.sh \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+    static func script(_ arguments: String...) async throws -> String {
+      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
+        Thread {
+          continuation.resume(with: Result { try runScript(arguments) })
+        }.start()
       }
-      return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Runs the script with `posix_spawn` and `waitpid`, not Foundation's `Process`.
+    ///
+    /// On Linux, `Process` learns that a child exited when a socket the child inherited is
+    /// closed by every process holding it; `pg_ctl start` leaves the server running with
+    /// that socket, so `waitUntilExit()` never returned after `start`, `resume` or `restart`
+    /// (that was the fault suite's hang). Here the script keeps no descriptor but standard
+    /// input, output (a file) and error, and its exit is read with `waitpid`.
+    private static func runScript(_ arguments: [String]) throws -> String {
+      let outputPath = FileManager.default.temporaryDirectory
+        .appendingPathComponent("kiln-postgres-\(UUID().uuidString).out").path
+      defer { unlink(outputPath) }
+      var actions = posix_spawn_file_actions_t()
+      posix_spawn_file_actions_init(&actions)
+      defer { posix_spawn_file_actions_destroy(&actions) }
+      posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+      let script = repositoryRoot.appendingPathComponent("Scripts/lib/postgres.sh").path
+      // Every descriptor past standard error (the test's sockets) is closed before the script
+      // runs, so that the server it starts holds none of them.
+      let closeInherited =
+        #"for fd in /proc/$$/fd/*; do fd=${fd##*/}; if ((fd > 2)); then exec {fd}>&-; fi; done 2>/dev/null; "#
+        + #"exec /bin/bash "$0" "$@""#
+      let argv = (["/bin/bash", "-c", closeInherited, script] + arguments).map { strdup($0) } + [nil]
+      defer { for argument in argv { free(argument) } }
+      var pid: pid_t = 0
+      let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ)
+      guard spawned == 0 else {
+        throw Unavailable(description: "postgres.sh could not be started: errno \(spawned)")
+      }
+      var status: Int32 = 0
+      while waitpid(pid, &status, 0) < 0 {
+        guard errno == EINTR else { throw Unavailable(description: "waitpid failed: errno \(errno)") }
+      }
+      let exited = status & 0x7F == 0
+      let code = (status >> 8) & 0xFF
+      guard exited, code == 0 else {
+        throw Unavailable(
+          description: "postgres.sh \(arguments.joined(separator: " ")) "
+            + (exited ? "exited with \(code)" : "was killed by signal \(status & 0x7F)"))
+      }
+      let output = FileManager.default.contents(atPath: outputPath) ?? Data()
+      return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
   }
 #endif
