@@ -21,6 +21,7 @@ let fuzzers: [(name: String, products: [String])] = [
   ("HTTPDate", ["KilnNetwork"]),
   ("VaryETag", ["KilnNetwork"]),
   ("CachePolicy", ["KilnNetwork"]),
+  ("StoredResponse", ["KilnNetwork"]),
   ("TargetURL", ["KilnNetwork"]),
   ("Multipart", ["KilnNetwork"]),
 ]

@@ -41,7 +41,7 @@ fi
 # The largest input each target reads; the parsers of whole files get more room.
 max_len() {
   case $1 in
-    JournalDecode | DiskEntryFile | StoreCodec) echo 4096 ;;
+    JournalDecode | DiskEntryFile | StoreCodec | StoredResponse) echo 4096 ;;
     *) echo 1024 ;;
   esac
 }

@@ -261,9 +261,12 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     forward: HTTPCacheStatus.Forward? = nil, forwardStatus: Int? = nil, stored isStored: Bool = false
   ) -> HTTPResponse {
     var response = stored.response
-    let wholeAge = Int(min(age.rounded(.down), TimeInterval(CacheControl.maximumDeltaSeconds)))
+    let limit = TimeInterval(CacheControl.maximumDeltaSeconds)
+    let wholeAge = Int(min(age.rounded(.down), limit))
     response.headers.set(String(wholeAge), for: "Age")
-    let ttl = Int(max(-TimeInterval(CacheControl.maximumDeltaSeconds), (lifetime - age).rounded(.down)))
+    // Clamped both ways: a stored entry's times are any finite values, and a heuristic
+    // lifetime from a response time far in the future exceeds what an `Int` holds.
+    let ttl = Int(min(limit, max(-limit, (lifetime - age).rounded(.down))))
     let status = HTTPCacheStatus(
       hit: forward == nil, forward: forward, forwardStatus: forwardStatus, ttl: ttl, stored: isStored,
       detail: detail)

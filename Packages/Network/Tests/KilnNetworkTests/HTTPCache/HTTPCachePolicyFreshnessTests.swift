@@ -98,4 +98,28 @@ struct HTTPCachePolicyFreshnessTests {
     let aged = storedResponse(["Cache-Control": "max-age=10", "Age": "11"])
     #expect(!policy.isFresh(aged, at: t0))
   }
+
+  // Found by Fuzz/CachePolicy: a stored entry's times are any finite values, and a response
+  // time ~1e200 s away made a heuristic lifetime whose ttl trapped converting to Int.
+  @Test("a stored entry with absurd times is served and answered without trapping, ttl clamped to 2³¹")
+  func absurdStoredTimes() throws {
+    let far = Date(timeIntervalSince1970: 1e200)
+    let stored = StoredHTTPResponse(
+      response: HTTPResponse(status: 200, headers: ["Last-Modified": HTTPDate.format(t0)]),
+      requestTime: far, responseTime: far)
+    let served = policy.servedResponse(stored, now: t0)
+    #expect(served.headers["Age"] == "0")
+    let status = try #require(served.headers.first("Cache-Status").flatMap(HTTPCacheStatus.init(member:)))
+    #expect(status.ttl == CacheControl.maximumDeltaSeconds)
+    guard case .serve = policy.decision(for: getRequest(), stored: stored, now: t0) else {
+      Issue.record("a fresh entry was not served")
+      return
+    }
+    let old = StoredHTTPResponse(
+      response: HTTPResponse(status: 200, headers: ["Cache-Control": "max-age=60"]),
+      requestTime: Date(timeIntervalSince1970: -1e308), responseTime: Date(timeIntervalSince1970: 1e308))
+    #expect(policy.currentAge(of: old, at: t0) == .infinity)
+    #expect(policy.servedResponse(old, now: t0).headers["Age"] == String(CacheControl.maximumDeltaSeconds))
+    #expect(policy.staleResponse(for: getRequest(), stored: old, afterErrorStatus: nil, now: t0) != nil)
+  }
 }
