@@ -127,7 +127,7 @@
       try await withOwnCluster { url, directory in
         try await PostgresTestDatabase.withClient(url: url) { client in
           let store = try await PostgresStore<String, Int>(
-            client: client, table: PostgresTestDatabase.tableName(), operationTimeout: .seconds(60))
+            client: client, table: PostgresTestDatabase.tableName(), operationTimeout: .seconds(10))
           let started = AsyncCounter()
           let restart = Task.detached { () throws -> Void in
             await started.wait(untilAtLeast: 40)
