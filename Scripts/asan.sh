@@ -3,8 +3,7 @@
 #
 #   Scripts/asan.sh                        every test
 #   Scripts/asan.sh --filter KilnStorage   arguments go to `swift test`
-#   Scripts/asan.sh --warnings-as-errors   also fails the build on any warning (what CI runs,
-#                                          so one build serves both checks)
+#   Scripts/asan.sh --warnings-as-errors   also fails the build on any warning
 #
 # Builds in .build-asan. Any ASan report (a use after free, an overflow, a double free) fails
 # the run; the report is printed. Leak detection is off: Swift's runtime keeps metadata
