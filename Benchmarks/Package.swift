@@ -11,21 +11,30 @@ import PackageDescription
 
 let benchmarkTargets = [
   "CoreBenchmarks", "QueryBenchmarks", "StorageBenchmarks", "HTTPCacheBenchmarks", "RepositoryBenchmarks",
+  "NetworkBenchmarks",
 ]
 
 let package = Package(
   name: "KilnBenchmarks",
   platforms: [.macOS(.v15)],
   dependencies: [
-    // The PostgreSQL trait for PostgresBenchmarks (PostgresStore against PostgresClient).
-    .package(name: "Kiln", path: "..", traits: ["PostgreSQL"]),
+    // The PostgreSQL trait for PostgresBenchmarks (PostgresStore against PostgresClient), the
+    // AsyncHTTPClient trait for NetworkBenchmarks (AsyncHTTPClientTransport).
+    .package(name: "Kiln", path: "..", traits: ["PostgreSQL", "AsyncHTTPClient"]),
+    // The loopback HTTP server of NetworkBenchmarks (KilnBenchmarkSupport.LoopbackHTTPServer).
+    .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
   ],
   targets: [
     .target(
       name: "KilnBenchmarkSupport",
-      dependencies: [.product(name: "Benchmark", package: "benchmark")],
+      dependencies: [
+        .product(name: "Benchmark", package: "benchmark"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+      ],
       path: "Sources/KilnBenchmarkSupport"
     )
   ]
