@@ -222,7 +222,8 @@ public struct NetworkHandler: Sendable {
     let request = try target.makeRequest()
 
     let store = validUntil == nil ? nil : storage
-    let key = target.storageKey
+    // Only when a store is used: the default key builds the URL a second time.
+    let key = store == nil ? "" : target.storageKey
     if let store, responseMode != .alwaysLive {
       if let cached = try? await store.response(forKey: key, now: now()) {
         do throws(NetworkError) {

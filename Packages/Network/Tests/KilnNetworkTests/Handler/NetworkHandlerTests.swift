@@ -15,6 +15,30 @@ struct NetworkHandlerTests {
     #expect(transport.requests.first?.method == .get)
   }
 
+  @Test("the storage key is read only when a response store is used")
+  func storageKeyOnlyWithAStore() async throws {
+    struct Counted: TargetGroup {
+      let reads: Recorder<String>
+      var baseURL: URL { URL(string: "https://api.example.com")! }
+      var path: String { "items/1" }
+      var storageKey: String {
+        reads.append("read")
+        return "items/1"
+      }
+    }
+    let target = Counted(reads: Recorder())
+    let validFor60s: @Sendable (Data) -> Date = { _ in Date().addingTimeInterval(60) }
+
+    _ = try await makeHandler(StubTransport(replies: [.item(1)])).request(target, validUntil: validFor60s)
+    _ = try await makeHandler(StubTransport(replies: [.item(1)]), storage: ResponseItemStore(MemoryStoreForKeys()))
+      .request(target)
+    #expect(target.reads.count == 0, "no store, or no validUntil: the key is never needed")
+
+    _ = try await makeHandler(StubTransport(replies: [.item(1)]), storage: ResponseItemStore(MemoryStoreForKeys()))
+      .request(target, validUntil: validFor60s)
+    #expect(target.reads.count == 1)
+  }
+
   @Test("a decoded request decodes the body")
   func decoded() async throws {
     let transport = StubTransport(replies: [.item(7, name: "tea")])
@@ -253,3 +277,6 @@ struct NetworkHandlerTests {
     #expect(seen.values.last?.fractionCompleted == 1)
   }
 }
+
+/// A store for the storage-key test.
+private typealias MemoryStoreForKeys = SpyKeyValueStore<String, Data>
