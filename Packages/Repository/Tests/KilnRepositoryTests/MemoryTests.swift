@@ -48,28 +48,6 @@ struct MemoryTests {
     await subscriber.cancel()
   }
 
-  @Test("the delay runs from the last time the param became unused, with one release task")
-  func delayFromLastUse() async {
-    let flows = FlowRegistry<String, Int>(releaseAfter: .seconds(10), clock: clock)
-    let cacher = StoreCacher(flows: flows)
-    let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: CountingFetcher { _ in 1 }, param: "a")
-    _ = await flowable.getData()  // unused from t = 0
-    await clock.waitForSleepers(count: 1)
-    clock.advance(by: .seconds(6))
-    _ = await flowable.getData()  // used again, unused from t = 6: released at t = 16
-    #expect(clock.sleeperCount == 1, "the waiting release task is kept, not replaced")
-    clock.advance(by: .seconds(4))  // t = 10: the task wakes and waits for the 6 s left
-    await clock.waitForSleepers(count: 1)
-    #expect(flows.count == 1)
-    clock.advance(by: .seconds(5))  // t = 15
-    #expect(flows.count == 1)
-    #expect(clock.sleeperCount == 1)
-    clock.advance(by: .seconds(1))  // t = 16
-    for _ in 0..<1_000 where flows.count > 0 { await Task.yield() }
-    #expect(flows.count == 0)
-    #expect(clock.sleeperCount == 0)
-  }
-
   @Test("the last subscriber leaving cancels the fetch; the content stays")
   func abandonedFetchCancelled() async throws {
     let flows = FlowRegistry<String, Int>(releaseAfter: .seconds(10), clock: clock)

@@ -16,8 +16,6 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
   public let abandonedFetch: AbandonedFetchPolicy
   /// The clock the release delay runs on.
   let clock: any Clock<Duration>
-  /// The time elapsed on ``clock`` since the registry was made.
-  let elapsed: @Sendable () -> Duration
   /// The wall clock that dates invalidations (compared with cached-at dates).
   let now: @Sendable () -> Date
 
@@ -56,14 +54,6 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
     releaseDelay = releaseAfter
     self.abandonedFetch = abandonedFetch
     self.clock = clock
-    elapsed = Self.elapsedTime(on: clock)
-  }
-
-  /// A function giving the time elapsed on `clock` since now: the instants of an existential
-  /// clock cannot be stored, durations can.
-  private static func elapsedTime<C: Clock>(on clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
-    let origin = clock.now
-    return { origin.duration(to: clock.now) }
   }
 
   /// The number of params whose state is held.

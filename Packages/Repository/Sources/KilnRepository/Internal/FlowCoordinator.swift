@@ -45,11 +45,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   private var lastWrite: Task<Void, Never>?
   private var next = Additional.fixed
   private var prev = Additional.fixed
-  /// When the coordinator last became idle, on the registry's clock (``FlowRegistry/elapsed``);
-  /// `nil` while it is in use.
-  private var idleSince: Duration?
-  /// The one task that waits to release the coordinator; it re-arms itself rather than being
-  /// replaced, so a subscriber coming and going costs no task and no timer.
+  private var releaseToken: UInt64 = 0
   private var releaseTask: Task<Void, Never>?
 
   /// Fetches started, for tests and statistics.
@@ -91,46 +87,28 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     fetch == nil && fetchWaiters == 0 && lastWrite == nil && isUnused
   }
 
-  /// Starts the release delay from now, if the coordinator is idle.
-  ///
-  /// The delay runs from the last time the coordinator became idle. A release task already
-  /// waiting is kept: when it wakes it sleeps again for whatever is left of the delay. (A
-  /// task and a timer per subscriber that leaves, cancelled when the next one comes, cost
-  /// more than the subscription itself.)
   private func scheduleReleaseIfIdle() {
     guard isIdle else { return }
-    idleSince = registry.elapsed()
-    guard releaseTask == nil else { return }
+    releaseToken &+= 1
+    let token = releaseToken
     let clock = registry.clock
     let delay = registry.releaseDelay
+    releaseTask?.cancel()
     releaseTask = Task {
-      var wait = delay
-      while true {
-        try? await clock.sleep(for: wait)
-        guard let remaining = self.releaseIfIdleLongEnough() else { return }
-        wait = remaining
-      }
+      try? await clock.sleep(for: delay)
+      self.releaseIfStillIdle(token)
     }
   }
 
-  /// Releases the coordinator once it has been idle for the whole delay.
-  ///
-  /// - Returns: How long is left to wait; `nil` when the task is done (released, or in use:
-  ///   whoever uses it schedules the release again when they are done).
-  private func releaseIfIdleLongEnough() -> Duration? {
-    guard isIdle, let idleSince else {
-      releaseTask = nil
-      return nil
-    }
-    let remaining = idleSince + registry.releaseDelay - registry.elapsed()
-    if remaining > .zero { return remaining }
+  private func releaseIfStillIdle(_ token: UInt64) {
+    guard token == releaseToken else { return }
     releaseTask = nil
-    self.idleSince = nil
+    guard isIdle else { return }
     _ = registry.release(param, self)
-    return nil
   }
 
   private func lastSubscriberLeft() {
+    releaseToken &+= 1
     cancelAbandonedFetch()
     scheduleReleaseIfIdle()
   }
@@ -314,7 +292,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
 
   /// A new subscriber arrived: validate (or refetch) without waiting for the fetch.
   func activate(forceRefresh: Bool, fetcher: @escaping Fetch) async {
-    idleSince = nil
+    releaseToken &+= 1
     if forceRefresh {
       // Read the cache first so the stale content shows while the refetch runs.
       if !hasState, fetch == nil { _ = await readCacheIfNeeded() }
