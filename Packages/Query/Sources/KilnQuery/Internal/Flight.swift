@@ -1,4 +1,5 @@
-import _KilnSynchronization
+// Public: the join path below is inlinable, so its locks are specialised in the caller's module.
+public import _KilnSynchronization
 
 /// One load shared by every caller that joins it while it runs.
 ///
@@ -17,16 +18,20 @@ import _KilnSynchronization
 /// (``start(after:_:onFinish:)``): the new flight can be joined at once, but runs its load
 /// only when the abandoned one has ended, so one registry entry never has two loads running.
 /// Its callers wait at most for the rest of the abandoned load and their own.
+///
+/// The join path (``admit(to:)``, ``start(after:_:onFinish:)``, ``wait(_:)``) is `@inlinable`
+/// so that it specialises in the caller's module (see ``FlightStateMachine``).
 @usableFromInline
 final class Flight<Success: Sendable, Failure: Error>: Sendable {
-  typealias Output = Result<Success, Failure>
+  @usableFromInline typealias Output = Result<Success, Failure>
 
-  private let state: KilnMutex<FlightStateMachine<Success, Failure>>
+  @usableFromInline let state: KilnMutex<FlightStateMachine<Success, Failure>>
 
   /// Creates a flight that has not started.
   ///
   /// - Parameter keepsRunningWithoutWaiters: `true` for a background load that must not be
   ///   cancelled when the callers who joined it are.
+  @inlinable
   init(keepsRunningWithoutWaiters: Bool = false) {
     state = KilnMutex(FlightStateMachine(keepsRunningWithoutWaiters: keepsRunningWithoutWaiters))
   }
@@ -56,26 +61,37 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
   ///
   /// - Returns: `true` when the flight could still be joined and now runs to its end; `false`
   ///   when it was abandoned or has finished.
+  @usableFromInline
   func keepRunningIfJoinable() -> Bool {
     state.withLock { $0.keepRunning() }
   }
 
   /// Adds a waiter; `nil` when the flight has finished or was abandoned.
+  @inlinable
   func join() -> Int? {
     state.withLock { $0.join() }
   }
 
   /// What ``admit(to:)`` decided for one caller: the flight to wait for, the caller's waiter
   /// slot in it, and — when the flight is new — the flight it replaces.
+  @usableFromInline
   struct Admission {
     /// The flight the caller waits for.
-    let flight: Flight
+    @usableFromInline let flight: Flight
     /// The caller's waiter slot, for ``wait(_:)``.
-    let slot: Int
+    @usableFromInline let slot: Int
     /// Whether `flight` was made for this caller: the registry stores it and starts it.
-    let isNew: Bool
+    @usableFromInline let isNew: Bool
     /// The flight `flight` replaces (abandoned, maybe still running); `nil` when none.
-    let predecessor: Flight?
+    @usableFromInline let predecessor: Flight?
+
+    @inlinable
+    init(flight: Flight, slot: Int, isNew: Bool, predecessor: Flight?) {
+      self.flight = flight
+      self.slot = slot
+      self.isNew = isNew
+      self.predecessor = predecessor
+    }
   }
 
   /// The one join-or-start rule of every registry (``FlightSlot``, ``SharedLoads``,
@@ -87,6 +103,7 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
   ///
   /// - Parameter current: The flight the registry holds for this load, if any.
   /// - Returns: The flight to wait for and the caller's slot in it.
+  @inlinable
   static func admit(to current: Flight?) -> Admission {
     if let current, let slot = current.join() {
       return Admission(flight: current, slot: slot, isNew: false, predecessor: nil)
@@ -107,6 +124,7 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
   ///     priority and task-local values.
   ///   - onFinish: Called after every waiter has been handed the outcome: the registry drops
   ///     the flight there.
+  @inlinable
   func start(
     after predecessor: Flight? = nil,
     _ operation: @escaping @Sendable () async -> Output,
@@ -141,6 +159,7 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
   ///
   /// A waiter whose priority is higher than the load's raises the load's to its own (where
   /// the platform can: Linux, and Apple platforms from the 26 releases).
+  @inlinable
   func wait(_ slot: Int) async -> Output {
     let priority = Task.currentPriority
     return await withTaskCancellationHandler {
@@ -168,6 +187,7 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
 
   /// The failure a caller already cancelled gets without joining, when `Failure` can hold a
   /// `CancellationError`.
+  @inlinable
   static var cancellationIfCancelled: Failure? {
     Task.isCancelled ? CancellationError() as? Failure : nil
   }
@@ -178,7 +198,8 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
   }
 
   /// Raises the priority of the load's task to `priority`, where the platform can.
-  private static func escalate(_ task: Task<Void, Never>, to priority: TaskPriority) {
+  @usableFromInline
+  static func escalate(_ task: Task<Void, Never>, to priority: TaskPriority) {
     if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
       task.escalatePriority(to: priority)
     }
@@ -191,7 +212,8 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
   ///
   /// - Returns: The predecessor's outcome when this flight was abandoned meanwhile (its load
   ///   must not run); `nil` when its load must run.
-  private func inheritedOutcome(after predecessor: Flight) async -> Output? {
+  @usableFromInline
+  func inheritedOutcome(after predecessor: Flight) async -> Output? {
     let outcome = await withUnsafeContinuation { (continuation: UnsafeContinuation<Output, Never>) in
       if let outcome = predecessor.state.withLock({ $0.awaitEnd(continuation) }) {
         continuation.resume(returning: outcome)
@@ -200,7 +222,8 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
     return state.withLock { $0.predecessorEnded() } ? nil : outcome
   }
 
-  private func finish(_ outcome: Output) {
+  @inlinable
+  func finish(_ outcome: Output) {
     let continuations = state.withLock { $0.finish(outcome) }
     for continuation in continuations {
       continuation.resume(returning: outcome)

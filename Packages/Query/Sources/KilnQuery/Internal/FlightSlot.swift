@@ -1,4 +1,5 @@
-import _KilnSynchronization
+// Public: the join path below is inlinable, so its locks are specialised in the caller's module.
+public import _KilnSynchronization
 
 /// Holds at most one joinable ``Flight``: the storage behind `serial()` and
 /// `staleWhileRevalidate(...)`.
@@ -12,11 +13,12 @@ import _KilnSynchronization
 /// the slot never has two loads running at once.
 @usableFromInline
 final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
-  typealias Output = Result<Success, Failure>
+  @usableFromInline typealias Output = Result<Success, Failure>
 
-  private let current = KilnMutex<Flight<Success, Failure>?>(nil)
+  // `@inlinable` down the join path, with `Flight` and `FlightStateMachine`: see the latter.
+  @usableFromInline let current = KilnMutex<Flight<Success, Failure>?>(nil)
 
-  @usableFromInline
+  @inlinable
   init() {}
 
   /// The number of callers waiting for the load in flight; zero when none is.
@@ -42,9 +44,21 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
   }
 
   /// Joins the load in flight, or starts `operation` as a new one, and waits for its outcome.
-  @usableFromInline
+  @inlinable
   func load(
     _ operation: @escaping @Sendable () async -> Result<Success, Failure>
+  ) async -> Result<Success, Failure> {
+    await load(making: { operation })
+  }
+
+  /// Joins the load in flight, or starts the operation `makeOperation` returns as a new one,
+  /// and waits for its outcome.
+  ///
+  /// Only the caller who starts a load calls `makeOperation`: a caller who joins allocates no
+  /// closure (`serial()` built one per caller, an allocation per join).
+  @inlinable
+  func load(
+    making makeOperation: () -> @Sendable () async -> Result<Success, Failure>
   ) async -> Result<Success, Failure> {
     if let cancellation = Flight<Success, Failure>.cancellationIfCancelled { return .failure(cancellation) }
     let admission = current.withLock { current in
@@ -53,7 +67,7 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
       return admission
     }
     if admission.isNew {
-      admission.flight.start(after: admission.predecessor, operation, onFinish: remove)
+      admission.flight.start(after: admission.predecessor, makeOperation(), onFinish: remove)
     }
     return await admission.flight.wait(admission.slot)
   }
@@ -84,7 +98,8 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     return true
   }
 
-  private func remove(_ flight: Flight<Success, Failure>) {
+  @inlinable
+  func remove(_ flight: Flight<Success, Failure>) {
     current.withLock { current in
       if current === flight { current = nil }
     }

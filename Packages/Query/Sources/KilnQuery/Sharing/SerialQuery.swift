@@ -21,7 +21,7 @@ public struct SerialQuery<Upstream: Query>: Query {
   @inlinable
   public func load() async throws(Failure) -> Success {
     let upstream = upstream
-    return try await slot.load { await upstream.result() }.get()
+    return try await slot.load(making: { { await upstream.result() } }).get()
   }
 }
 
