@@ -1,19 +1,31 @@
-// The bookkeeping behind every bounded Kiln cache: a dictionary from key to slot, an
-// array of nodes, and a doubly linked recency list threaded through a parallel array of
-// links (least recently used first). Every operation is O(1) except the explicit sweeps.
+// The bookkeeping behind every bounded Kiln cache: an array of nodes, a hash index from key
+// to slot, and a doubly linked recency list threaded through a parallel array of links
+// (least recently used first). Every operation is O(1) except the explicit sweeps.
 // Not thread-safe: the owner guards it (MemoryCache and SerializableCache with a
 // KilnMutex, DiskCache's index with an actor).
 //
 // Everything is `@inlinable` so that MemoryCache's hot path specialises in the caller's
 // module for the caller's key and value types (unspecialised generic code is ~20x slower).
 // The links live apart from the nodes so that reordering touches only plain integers.
+//
+// The index is the table's own open-addressing hash table (linear probing, at most 3/8
+// full) of slot numbers, with each slot's hash kept in its link, rather than a
+// `Dictionary<Key, Int>`: a key is hashed once per operation. Removing from a dictionary
+// hashes the key again and rehashes the keys after it in its probe cluster, so an evicting
+// set hashed 2.7 keys (callgrind, `MemoryCache<Int, Int>` of 500 entries); here eviction and
+// the cluster repair use the stored hashes, and hash nothing.
 
 /// A key-value table in least-recently-used order with optional count and cost limits.
 @usableFromInline
 struct LRUTable<Key: Hashable, Value> {
-  @usableFromInline var slots: [Key: Int] = [:]
   @usableFromInline var nodes: ContiguousArray<LRUNode<Key, Value>?> = []
   @usableFromInline var links: ContiguousArray<LRULink> = []
+  /// The index: a power-of-two number of buckets, each a slot number or `-1` for empty;
+  /// empty until the first insertion. `Int32` halves its footprint: it has more buckets than
+  /// the table has entries.
+  @usableFromInline var buckets: ContiguousArray<Int32> = []
+  /// The number of entries.
+  @usableFromInline var entryCount = 0
   @usableFromInline var freeSlots: [Int] = []
   @usableFromInline var oldest = -1
   @usableFromInline var newest = -1
@@ -35,19 +47,104 @@ struct LRUTable<Key: Hashable, Value> {
 
   /// The number of entries.
   @inlinable
-  var count: Int { slots.count }
+  var count: Int { entryCount }
+
+  // MARK: - Index
+
+  /// Where `key` (whose hash is `hash`) is in the index: its bucket and slot, or, when it is
+  /// absent, the empty bucket that ends its probe and a slot of `-1` (bucket `-1` when the
+  /// index has no buckets yet).
+  @inlinable
+  @inline(__always)
+  func find(_ key: Key, hash: Int) -> (bucket: Int, slot: Int) {
+    guard !buckets.isEmpty else { return (-1, -1) }
+    return buckets.withUnsafeBufferPointer { buckets in
+      links.withUnsafeBufferPointer { links in
+        let mask = buckets.count - 1
+        var bucket = hash & mask
+        while true {
+          let slot = Int(buckets[bucket])
+          if slot < 0 { return (bucket, -1) }
+          if links[slot].hash == hash, nodes[slot]!.key == key { return (bucket, slot) }
+          bucket = (bucket + 1) & mask
+        }
+      }
+    }
+  }
+
+  /// Records `slot`, whose key is absent and whose hash is stored, in the index at `bucket`
+  /// (from ``find(_:hash:)``), growing the index instead when it would be more than 3/8 full
+  /// (short probe clusters: removing an entry scans the rest of its cluster).
+  @inlinable
+  mutating func index(_ slot: Int, at bucket: Int) {
+    entryCount += 1
+    if entryCount * 8 > buckets.count * 3 {
+      rebuildIndex(buckets: Swift.max(16, buckets.count * 2), adding: slot)
+      return
+    }
+    buckets[bucket] = Int32(truncatingIfNeeded: slot)
+  }
+
+  /// Rebuilds the index with `count` buckets from the stored hashes (no key is hashed),
+  /// with `adding` (whose hash is stored) among the indexed slots.
+  @inlinable
+  mutating func rebuildIndex(buckets count: Int, adding added: Int) {
+    precondition(count <= Int(Int32.max), "LRUTable holds at most 2^31 entries")
+    var rebuilt = ContiguousArray<Int32>(repeating: -1, count: count)
+    let mask = count - 1
+    let links = links
+    func place(_ slot: Int32) {
+      var bucket = links[Int(slot)].hash & mask
+      while rebuilt[bucket] >= 0 { bucket = (bucket + 1) & mask }
+      rebuilt[bucket] = slot
+    }
+    for slot in buckets where slot >= 0 { place(slot) }
+    place(Int32(truncatingIfNeeded: added))
+    buckets = rebuilt
+  }
+
+  /// Removes `slot` from the index, keeping every other key reachable from its home bucket
+  /// (backward-shift deletion, guided by the stored hashes).
+  @inlinable
+  mutating func unindex(_ slot: Int) {
+    entryCount -= 1
+    let target = Int32(truncatingIfNeeded: slot)
+    buckets.withUnsafeMutableBufferPointer { buckets in
+      links.withUnsafeBufferPointer { links in
+        let mask = buckets.count - 1
+        var hole = links[slot].hash & mask
+        while buckets[hole] != target { hole = (hole + 1) & mask }
+        var next = (hole + 1) & mask
+        while true {
+          let moved = buckets[next]
+          if moved < 0 { break }
+          // The entry at `next` may fill the hole unless its home lies cyclically in
+          // (hole, next]: moving it before its home would make it unreachable.
+          let ideal = links[Int(moved)].hash & mask
+          let staysPut = hole <= next ? (hole < ideal && ideal <= next) : (hole < ideal || ideal <= next)
+          if !staysPut {
+            buckets[hole] = moved
+            hole = next
+          }
+          next = (next + 1) & mask
+        }
+        buckets[hole] = -1
+      }
+    }
+  }
 
   /// The entry for `key` without changing the order.
   @inlinable
   func peek(_ key: Key) -> LRUNode<Key, Value>? {
-    guard let slot = slots[key] else { return nil }
-    return nodes[slot]
+    let slot = find(key, hash: key.hashValue).slot
+    return slot < 0 ? nil : nodes[slot]
   }
 
   /// The entry for `key`, marked as the most recently used.
   @inlinable
   mutating func get(_ key: Key) -> LRUNode<Key, Value>? {
-    guard let slot = slots[key] else { return nil }
+    let slot = find(key, hash: key.hashValue).slot
+    guard slot >= 0 else { return nil }
     moveToNewest(slot)
     return nodes[slot]
   }
@@ -56,7 +153,8 @@ struct LRUTable<Key: Hashable, Value> {
   @inlinable
   @discardableResult
   mutating func touch(_ key: Key) -> Bool {
-    guard let slot = slots[key] else { return false }
+    let slot = find(key, hash: key.hashValue).slot
+    guard slot >= 0 else { return false }
     moveToNewest(slot)
     return true
   }
@@ -127,60 +225,47 @@ struct LRUTable<Key: Hashable, Value> {
     firstEvicted: inout LRUNode<Key, Value>?,
     moreEvicted: inout [LRUNode<Key, Value>]?
   ) {
-    // One hash of `key` for both cases: the defaulted subscript's `modify` finds the key's
-    // bucket, or inserts a placeholder there that is overwritten below. A lookup followed by
-    // an insertion hashed a new key twice (callgrind: a sixth of an evicting set).
-    let slot = Self.claim(&slots[key, default: -1], next: freeSlots.last ?? nodes.count)
-    if slot.isNew {
+    // One hash of `key` for both cases: the probe that misses it ends at the empty bucket
+    // the new entry takes.
+    let hash = key.hashValue
+    let found = find(key, hash: hash)
+    let slot: Int
+    if found.slot < 0 {
       let node = LRUNode(key: key, value: value, cost: cost, storedAt: storedAt, expiresAt: expiresAt)
-      if slot.index == nodes.count {
-        nodes.append(node)
-        links.append(LRULink(older: -1, newer: -1))
+      if let free = freeSlots.popLast() {
+        slot = free
+        nodes[slot] = node
+        links[slot].hash = hash
       } else {
-        freeSlots.removeLast()
-        nodes[slot.index] = node
+        slot = nodes.count
+        nodes.append(node)
+        links.append(LRULink(older: -1, newer: -1, hash: hash))
       }
-      link(slot.index)
+      index(slot, at: found.bucket)
+      link(slot)
     } else {
+      slot = found.slot
       // Updating a key: one access to the node (one uniqueness check of the array).
       let oldCost = Self.update(
-        &nodes[slot.index]!, value: value, cost: cost, storedAt: storedAt, expiresAt: expiresAt,
+        &nodes[slot]!, value: value, cost: cost, storedAt: storedAt, expiresAt: expiresAt,
         replaced: &replaced)
       totalCost -= oldCost
-      moveToNewest(slot.index)
+      moveToNewest(slot)
     }
     totalCost += cost
-    if slots.count > countLimit || totalCost > costLimit {
-      evictOldest(keeping: slot.index, firstEvicted: &firstEvicted, moreEvicted: &moreEvicted)
+    if entryCount > countLimit || totalCost > costLimit {
+      evictOldest(keeping: slot, firstEvicted: &firstEvicted, moreEvicted: &moreEvicted)
     }
-  }
-
-  /// The slot of a key's entry, from the dictionary's storage for it: the existing slot, or
-  /// `next` stored there when the key is new (the placeholder is `-1`).
-  @inlinable
-  @inline(__always)
-  static func claim(_ stored: inout Int, next: Int) -> (index: Int, isNew: Bool) {
-    guard stored < 0 else { return (stored, false) }
-    stored = next
-    return (next, true)
   }
 
   /// Evicts least recently used entries, never `keeping`, until both limits hold.
-  ///
-  /// Evicting also makes room in the dictionary: a table that evicts reserves room for twice
-  /// its entries (so its buckets are at most 3/8 full), because removing a key from Swift's
-  /// linearly probed `Dictionary` rehashes the keys after it in its cluster (callgrind, a
-  /// `MemoryCache<Int, Int>` of 500 entries: 2.4 extra hashes per evicting set at the
-  /// dictionary's own load, 0.7 with the room). The dictionary holds only keys and slot
-  /// numbers, so this costs little memory next to the nodes, and only once the table is full.
   @inlinable
   mutating func evictOldest(
     keeping slot: Int,
     firstEvicted: inout LRUNode<Key, Value>?,
     moreEvicted: inout [LRUNode<Key, Value>]?
   ) {
-    if slots.capacity < 2 * slots.count { slots.reserveCapacity(2 * slots.count) }
-    while slots.count > countLimit || totalCost > costLimit, oldest != slot, let evicted = removeOldest() {
+    while entryCount > countLimit || totalCost > costLimit, oldest != slot, let evicted = removeOldest() {
       if firstEvicted == nil {
         firstEvicted = evicted
       } else if moreEvicted == nil {
@@ -216,15 +301,16 @@ struct LRUTable<Key: Hashable, Value> {
   @inlinable
   @discardableResult
   mutating func remove(_ key: Key) -> LRUNode<Key, Value>? {
-    guard let slot = slots.removeValue(forKey: key) else { return nil }
+    let slot = find(key, hash: key.hashValue).slot
+    guard slot >= 0 else { return nil }
     return release(slot)
   }
 
   /// Removes the entry for `key` if `predicate` accepts it.
   @inlinable
   mutating func remove(_ key: Key, if predicate: (LRUNode<Key, Value>) -> Bool) -> LRUNode<Key, Value>? {
-    guard let slot = slots[key], predicate(nodes[slot]!) else { return nil }
-    slots[key] = nil
+    let slot = find(key, hash: key.hashValue).slot
+    guard slot >= 0, predicate(nodes[slot]!) else { return nil }
     return release(slot)
   }
 
@@ -232,16 +318,14 @@ struct LRUTable<Key: Hashable, Value> {
   @inlinable
   mutating func removeOldest() -> LRUNode<Key, Value>? {
     guard oldest >= 0 else { return nil }
-    let slot = oldest
-    slots[nodes[slot]!.key] = nil
-    return release(slot)
+    return release(oldest)
   }
 
   /// Evicts least recently used entries until both limits hold.
   @inlinable
   mutating func enforceLimits() -> [LRUNode<Key, Value>] {
     var evicted: [LRUNode<Key, Value>] = []
-    while slots.count > countLimit || totalCost > costLimit, let node = removeOldest() {
+    while entryCount > countLimit || totalCost > costLimit, let node = removeOldest() {
       evicted.append(node)
     }
     return evicted
@@ -256,7 +340,6 @@ struct LRUTable<Key: Hashable, Value> {
       let next = links[slot].newer
       let node = nodes[slot]!
       if now > node.expiresAt {
-        slots[node.key] = nil
         removed.append(release(slot))
       }
       slot = next
@@ -269,9 +352,10 @@ struct LRUTable<Key: Hashable, Value> {
   @inlinable
   mutating func removeAll() -> ContiguousArray<LRUNode<Key, Value>?> {
     let old = nodes
-    slots = [:]
     nodes = []
     links = []
+    buckets = []
+    entryCount = 0
     freeSlots = []
     oldest = -1
     newest = -1
@@ -283,7 +367,7 @@ struct LRUTable<Key: Hashable, Value> {
   @inlinable
   var entriesOldestFirst: [LRUNode<Key, Value>] {
     var result: [LRUNode<Key, Value>] = []
-    result.reserveCapacity(slots.count)
+    result.reserveCapacity(entryCount)
     var slot = oldest
     while slot >= 0 {
       result.append(nodes[slot]!)
@@ -300,8 +384,10 @@ struct LRUTable<Key: Hashable, Value> {
 
   // MARK: - Linking
 
+  /// Removes the entry in `slot` from the index, the recency list and the nodes.
   @inlinable
   mutating func release(_ slot: Int) -> LRUNode<Key, Value> {
+    unindex(slot)
     unlink(slot)
     let node = nodes[slot]!
     nodes[slot] = nil
@@ -319,7 +405,8 @@ struct LRUTable<Key: Hashable, Value> {
   @inlinable
   @inline(__always)
   mutating func link(_ slot: Int) {
-    links[slot] = LRULink(older: newest, newer: -1)
+    links[slot].older = newest
+    links[slot].newer = -1
     if newest >= 0 { links[newest].newer = slot } else { oldest = slot }
     newest = slot
   }
@@ -344,7 +431,8 @@ struct LRUTable<Key: Hashable, Value> {
     let becameOldest: Int? = links.withUnsafeMutableBufferPointer { links in
       let link = links[slot]
       links[link.newer].older = link.older
-      links[slot] = LRULink(older: previousNewest, newer: -1)
+      links[slot].older = previousNewest
+      links[slot].newer = -1
       links[previousNewest].newer = slot
       guard link.older >= 0 else { return link.newer }
       links[link.older].newer = link.newer
