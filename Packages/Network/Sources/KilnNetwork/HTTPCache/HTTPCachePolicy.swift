@@ -119,7 +119,8 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   /// The stored form of `response`, or `nil` when it may not be stored (``canStore(_:for:)``).
   ///
   /// Hop-by-hop fields (`Connection` and the fields it names, `Keep-Alive`, `Proxy-Connection`,
-  /// `TE`, `Transfer-Encoding`, `Upgrade`) are not stored (RFC 9111 §3.1), nor the fields named
+  /// `TE`, `Transfer-Encoding`, `Upgrade`) and the proxy's own fields (`Proxy-Authenticate`,
+  /// `Proxy-Authentication-Info`, `Proxy-Authorization`) are not stored (RFC 9111 §3.1), nor the fields named
   /// by a qualified `no-cache="..."` (or, in a shared cache, `private="..."`).
   ///
   /// - Parameters:
@@ -453,8 +454,11 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag
   }
 
+  /// The hop-by-hop fields (RFC 9110 §7.6.1), and the fields about the proxy a cache forwards
+  /// through, which a cache that does not key on that proxy must not store (RFC 9111 §3.1).
   private static let hopByHopFields = [
     "Connection", "Keep-Alive", "Proxy-Connection", "TE", "Transfer-Encoding", "Upgrade",
+    "Proxy-Authenticate", "Proxy-Authentication-Info", "Proxy-Authorization",
   ]
 
   static func removingHopByHopFields(_ headers: HTTPHeaders) -> HTTPHeaders {

@@ -21,9 +21,6 @@ struct HTTPCacheConformanceTests {
       "the suite's request replaces the fresh template's fields, so the response has no freshness and no cache reuses it",
     "other-age-gen": "the suite's scenario has no pause before the reuse, so the Age it generates is 0, not above 2",
     "age-parse-suffix": "an `Age` list (`7200, 0`) is read as invalid (0), not by its first member",
-    "headers-store-Proxy-Authenticate": "the cache stores `Proxy-Authenticate`",
-    "headers-store-Proxy-Authentication-Info": "the cache stores `Proxy-Authentication-Info`",
-    "headers-store-Proxy-Authorization": "the cache stores `Proxy-Authorization`",
     "partial-use-headers": "the cache does not serve a `Range` request from a stored complete response",
     "partial-use-stored-headers": "the cache does not serve a `Range` request from a stored complete response",
   ]
