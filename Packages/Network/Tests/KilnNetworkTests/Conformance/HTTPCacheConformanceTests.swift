@@ -20,8 +20,6 @@ struct HTTPCacheConformanceTests {
     "other-age-update-max-age":
       "the suite's request replaces the fresh template's fields, so the response has no freshness and no cache reuses it",
     "other-age-gen": "the suite's scenario has no pause before the reuse, so the Age it generates is 0, not above 2",
-    "partial-use-headers": "the cache does not serve a `Range` request from a stored complete response",
-    "partial-use-stored-headers": "the cache does not serve a `Range` request from a stored complete response",
   ]
 
   /// The required scenarios that fail with one transport only, each with the reason.
