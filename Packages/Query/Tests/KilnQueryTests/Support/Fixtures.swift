@@ -18,14 +18,6 @@ struct TypedQuery: Query {
   }
 }
 
-/// Suspends until `condition` holds, yielding between checks; never sleeps. A condition that
-/// never holds ends at the suite's time limit.
-func eventually(_ condition: @Sendable () async -> Bool) async {
-  while await !condition() {
-    await Task.yield()
-  }
-}
-
 /// The outcome of `body` as a `Result` keeping its typed failure. Annotate the closure:
 /// `outcome { () async throws(APIError) in try await ... }`.
 func outcome<Value, Failure: Error>(
