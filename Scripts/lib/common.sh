@@ -32,7 +32,8 @@ kiln_ensure_system_libraries() {
 # --options is the sanitizer's environment assignment; --timeout bounds the test run in
 # seconds; --show selects the output lines printed while it runs (an extended regex);
 # --report marks a finding, printed with `grep` --context lines around it, and --found says
-# what was found. Exits with the test run's status, or 1 on a finding.
+# what was found. Exits with the test run's status (a failing test fails it; `timeout`
+# exits 124), or 1 on a finding.
 kiln_run_sanitized() {
   local flags=() build_flags=() options="" timeout=2400 show="" report="" context=() found=""
   while [[ $# -gt 0 ]]; do
@@ -54,9 +55,13 @@ kiln_run_sanitized() {
   source Scripts/lib/postgres.sh
   trap 'rm -f "$kiln_sanitizer_log"; kiln_postgres_stop' EXIT
   kiln_postgres_start || true
+  # Not `… | grep || true`: with pipefail, a failing run makes the pipeline fail, `true`
+  # runs, and PIPESTATUS would then hold its status (0) instead of the tests'.
+  set +e
   env "$options" timeout --kill-after=30 "$timeout" swift test --skip-build "${flags[@]}" "$@" 2>&1 |
-    tee "$kiln_sanitizer_log" | grep -E "$show" || true
+    tee "$kiln_sanitizer_log" | grep -E "$show"
   local status=${PIPESTATUS[0]}
+  set -e
   if grep -q "$report" "$kiln_sanitizer_log"; then
     grep ${context[@]+"${context[@]}"} -m1 "$report" "$kiln_sanitizer_log"
     echo "$found"
