@@ -199,10 +199,7 @@ struct PaginatorTests {
     let source = StubbornQuery(value: 0)
     let pages = Recorder<Int>()
     let paginator = Self.stubbornPaginator(source, pages: pages)
-    let abandoned = Task { try await paginator.loadMore() }
-    await source.waitForLoads(1)
-    abandoned.cancel()
-    await #expect(throws: CancellationError.self) { try await abandoned.value }
+    await source.abandonLoad { try await paginator.loadMore() }
 
     let next = Task { try await paginator.loadMore() }
     await FlightEvents.current.waitForStarts(2)

@@ -115,10 +115,7 @@ struct SerialQueryTests {
   func nextLoadWaitsForAbandonedLoad() async throws {
     let source = StubbornQuery(value: 4)
     let query = AnyQuery<Int, any Error> { await source.load() }.serial()
-    let abandoned = Task { try await query.load() }
-    await source.waitForLoads(1)
-    abandoned.cancel()
-    await #expect(throws: CancellationError.self) { try await abandoned.value }
+    await source.abandonLoad { try await query.load() }
 
     let next = Task { try await query.load() }
     await FlightEvents.current.waitForStarts(2)
@@ -136,10 +133,7 @@ struct SerialQueryTests {
   func givingUpWhileWaitingForAbandonedLoad() async throws {
     let source = StubbornQuery(value: 4)
     let query = AnyQuery<Int, any Error> { await source.load() }.serial()
-    let abandoned = Task { try await query.load() }
-    await source.waitForLoads(1)
-    abandoned.cancel()
-    await #expect(throws: CancellationError.self) { try await abandoned.value }
+    await source.abandonLoad { try await query.load() }
     let gaveUp = Task { try await query.load() }
     await FlightEvents.current.waitForStarts(2)
     #expect(query.slot.waitsForAbandonedLoad)

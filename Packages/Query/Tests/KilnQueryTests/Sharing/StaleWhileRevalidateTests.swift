@@ -211,10 +211,7 @@ struct StaleWhileRevalidateTests {
       from: AnyQuery<Int, any Error> { await source.load() },
       validationPolicy: .maxAge(.seconds(1))
     )
-    let abandoned = Task { try await query.load() }  // nothing cached: waits for a refresh
-    await source.waitForLoads(1)
-    abandoned.cancel()
-    await #expect(throws: CancellationError.self) { try await abandoned.value }
+    await source.abandonLoad { try await query.load() }  // nothing cached: waits for a refresh
 
     let next = Task { try await query.load() }
     await FlightEvents.current.waitForStarts(2)
@@ -240,10 +237,7 @@ struct StaleWhileRevalidateTests {
       onRefresh: { refreshes.append(try? $0.get()) }
     )
     now.advance(by: .seconds(2))
-    let abandoned = Task { try await query.refresh() }
-    await source.waitForLoads(1)
-    abandoned.cancel()
-    await #expect(throws: CancellationError.self) { try await abandoned.value }
+    await source.abandonLoad { try await query.refresh() }
 
     #expect(try await query.load() == 1)  // stale, served at once
     await FlightEvents.current.waitForStarts(2)
