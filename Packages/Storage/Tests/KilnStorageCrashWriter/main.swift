@@ -26,10 +26,6 @@ func crashValue(key: String, generation: Int) -> CheckedValue {
   CheckedValue(key: key, sequence: generation, payloadLengths: 40..<6_040)
 }
 
-func say(_ line: String) {
-  ChildOutput.say(line)
-}
-
 func fail(_ message: String) -> Never {
   FileHandle.standardError.write(Data("KilnStorageCrashWriter: \(message)\n".utf8))
   exit(2)
@@ -52,7 +48,7 @@ do {
     while true {
       let key = "k\(generation % count)"
       try await cache.setValue(crashValue(key: key, generation: generation), forKey: key)
-      say("ack \(key) \(generation)")
+      ChildOutput.say("ack \(key) \(generation)")
       generation += 1
     }
   case ("serializable", "loop"):
@@ -64,7 +60,7 @@ do {
       cache[key] = crashValue(key: key, generation: generation)
       if generation % 7 == 0 { cache.removeValue(forKey: "transient") } else { cache["transient"] = nil }
       try await cache.flush()
-      say("ack \(key) \(generation)")
+      ChildOutput.say("ack \(key) \(generation)")
       generation += 1
     }
   case ("sqlite", "loop"):
@@ -76,10 +72,10 @@ do {
         // A batch: several keys in one transaction.
         let keys = (0..<3).map { "k\((generation + $0) % count)" }
         try await sqlite.setValues(keys.map { ($0, crashValue(key: $0, generation: generation)) })
-        for batchKey in keys { say("ack \(batchKey) \(generation)") }
+        for batchKey in keys { ChildOutput.say("ack \(batchKey) \(generation)") }
       } else {
         try await sqlite.setValue(crashValue(key: key, generation: generation), forKey: key)
-        say("ack \(key) \(generation)")
+        ChildOutput.say("ack \(key) \(generation)")
       }
       generation += 1
     }
@@ -91,7 +87,7 @@ do {
       let shared = "shared-\(index % 20)"
       try await sqlite.setValue(crashValue(key: shared, generation: index), forKey: shared)
     }
-    say("done")
+    ChildOutput.say("done")
   default:
     fail("unknown store or mode \(store) \(mode)")
   }
