@@ -124,7 +124,7 @@ let package = Package(
     // The child process of KilnStorageTests' crash suite: writes to a store until killed.
     .executableTarget(
       name: "KilnStorageCrashWriter",
-      dependencies: ["KilnStorage"],
+      dependencies: ["KilnStorage", "KilnTesting"],
       path: "Packages/Storage/Tests/KilnStorageCrashWriter"
     ),
     // The child process of KilnStorageTests' PostgreSQL suites: one node sharing a table.

@@ -4,8 +4,8 @@
 // consumers. Run them with `Scripts/bench.sh`, which prints every Kiln figure beside its
 // baseline measured in the same run.
 //
-// Each benchmark target lives in `Benchmarks/<Target>/` and registers pairs of benchmarks
-// through `KilnBenchmarkSupport.comparison(...)`.
+// Each benchmark target lives in `Benchmarks/<Target>/` and registers comparisons (a Kiln side
+// and its baseline, measured interleaved) through `KilnBenchmarkSupport.comparison(...)`.
 
 import PackageDescription
 
@@ -25,12 +25,15 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+    // Its allocation counters, which KilnBenchmarkSupport reads for each side of a round.
+    .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.5.0"),
   ],
   targets: [
     .target(
       name: "KilnBenchmarkSupport",
       dependencies: [
         .product(name: "Benchmark", package: "benchmark"),
+        .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -17,24 +17,12 @@ cd "$(dirname "$0")/.."
 source Scripts/lib/common.sh
 kiln_ensure_system_libraries
 
-flags=(--sanitize=address --scratch-path .build-asan --enable-all-traits)
-build_flags=()
+build_flags=""
 if [[ ${1:-} == --warnings-as-errors ]]; then
-  build_flags=(-Xswiftc -warnings-as-errors)
+  build_flags="-Xswiftc -warnings-as-errors"
   shift
 fi
-swift build --build-tests "${flags[@]}" ${build_flags[@]+"${build_flags[@]}"}
-log=$(mktemp)
-source Scripts/lib/postgres.sh
-trap 'rm -f "$log"; kiln_postgres_stop' EXIT
-kiln_postgres_start || true
-ASAN_OPTIONS="detect_leaks=0 halt_on_error=1 ${ASAN_OPTIONS:-}" \
-  timeout --kill-after=30 "${KILN_ASAN_TIMEOUT:-2400}" \
-  swift test --skip-build "${flags[@]}" "$@" 2>&1 | tee "$log" | grep -E "^(✘|✔ Test run|==[0-9]+==ERROR|SUMMARY: AddressSanitizer)" || true
-status=${PIPESTATUS[0]}
-if grep -q "ERROR: AddressSanitizer" "$log"; then
-  grep -B2 -A60 -m1 "ERROR: AddressSanitizer" "$log"
-  echo "AddressSanitizer found a memory error"
-  exit 1
-fi
-exit "$status"
+kiln_run_sanitized --flags "--sanitize=address --scratch-path .build-asan --enable-all-traits" \
+  --build-flags "$build_flags" --options "ASAN_OPTIONS=detect_leaks=0 halt_on_error=1 ${ASAN_OPTIONS:-}" \
+  --timeout "${KILN_ASAN_TIMEOUT:-2400}" --show "^(✘|✔ Test run|==[0-9]+==ERROR|SUMMARY: AddressSanitizer)" \
+  --report "ERROR: AddressSanitizer" --context "-B2 -A60" --found "AddressSanitizer found a memory error" -- "$@"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs Kiln's benchmarks and prints, for each case, Kiln beside its baseline measured in the
-# same run, their ratio, and the target from Benchmarks/Benchmarks/<Target>/targets.tsv.
+# same process, interleaved (rounds of one Kiln iteration and one baseline iteration, back to
+# back), the median of the per-round ratios, and the target from
+# Benchmarks/Benchmarks/<Target>/targets.tsv.
 #
 #   Scripts/bench.sh                    every benchmark target
 #   Scripts/bench.sh --filter 'MemoryCache.*'  only cases whose whole name matches
@@ -36,6 +38,9 @@ while (($#)); do
 done
 
 out=$(mktemp -d)
+# Where each comparison writes its rounds (KilnBenchmarkSupport), read by bench_report.py.
+export KILN_BENCH_ROUNDS="$out/rounds"
+mkdir "$KILN_BENCH_ROUNDS"
 # A throwaway PostgreSQL for PostgresBenchmarks (KILN_POSTGRES_URL); stopped on exit.
 source Scripts/lib/postgres.sh
 trap 'rm -rf "$out"; kiln_postgres_stop' EXIT
@@ -44,15 +49,15 @@ kiln_postgres_start || echo "PostgresBenchmarks will be skipped"
 (
   cd Benchmarks
   swift package --allow-writing-to-directory "$out" benchmark \
-    --format histogramSamples --path "$out" --no-progress ${passed[@]+"${passed[@]}"}
+    --no-progress ${passed[@]+"${passed[@]}"}
 ) >"$out/run.log" 2>&1 || {
   tail -40 "$out/run.log"
   echo "benchmark run failed"
   exit 1
 }
 
-[[ -n ${KILN_BENCH_SMOKE:-} ]] && echo "Smoke run: one iteration each, the figures are not measurements."
-echo "Kiln benchmarks ($(uname -m), $(nproc 2>/dev/null || sysctl -n hw.ncpu) cores; p50 per operation, same run)"
+[[ -n ${KILN_BENCH_SMOKE:-} ]] && echo "Smoke run: one round each, the figures are not measurements."
+echo "Kiln benchmarks ($(uname -m), $(nproc 2>/dev/null || sysctl -n hw.ncpu) cores; medians of interleaved rounds)"
 echo
 cat Benchmarks/Benchmarks/*/targets.tsv >"$out/targets.tsv"
-python3 Scripts/lib/bench_report.py ${report_options[@]+"${report_options[@]}"} "$out" "$out/targets.tsv"
+python3 Scripts/lib/bench_report.py ${report_options[@]+"${report_options[@]}"} "$KILN_BENCH_ROUNDS" "$out/targets.tsv"

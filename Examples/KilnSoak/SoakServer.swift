@@ -1,4 +1,5 @@
 import Foundation
+import KilnTesting
 import Synchronization
 import _KilnTestServer
 

@@ -2,6 +2,7 @@ import Foundation
 import KilnNetwork
 import KilnRepository
 import KilnStorage
+import KilnTesting
 import Synchronization
 
 #if canImport(FoundationNetworking)

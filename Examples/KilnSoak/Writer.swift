@@ -33,30 +33,16 @@ enum WriterChild {
         do {
           try await sqlite.setValue(value, forKey: key)
           try await disk.setValue(value, forKey: key)
-          say("ack \(sequence)")
+          ChildOutput.say("ack \(sequence)")
           sequence += 1
         } catch {
-          say("error \(String(describing: error).prefix(80))")
+          ChildOutput.say("error \(String(describing: error).prefix(80))")
         }
         try? await Task.sleep(for: .milliseconds(2))
       }
     } catch {
       FileHandle.standardError.write(Data("kiln-soak writer: \(error)\n".utf8))
       exit(1)
-    }
-  }
-
-  /// Writes a line to standard output in one `write`, unbuffered, so that a `SIGKILL` right
-  /// after it cannot lose it.
-  private static func say(_ line: String) {
-    let bytes = Array((line + "\n").utf8)
-    bytes.withUnsafeBytes { buffer in
-      var offset = 0
-      while offset < buffer.count {
-        let written = write(1, buffer.baseAddress! + offset, buffer.count - offset)
-        if written <= 0 { exit(3) }
-        offset += written
-      }
     }
   }
 }

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Prints Kiln's benchmark comparisons as a table: case, Kiln, baseline, ratio, target.
 
-Reads the `histogramSamples` export of ordo-one/benchmark (one TSV per benchmark and
-metric) from the folder given as the first argument, pairs `<case> | kiln ×N` with
-`<case> | baseline ×N`, and checks each ratio against the targets file (second argument):
-lines of `<case>\t<max ratio>`; `#` starts a comment. Exits 1 when a target is missed.
+Reads the rounds each comparison wrote (`KilnBenchmarkSupport`, `KILN_BENCH_ROUNDS`) from
+the folder given as the first argument: one JSON file per comparison, {case, kilnBatch,
+baselineBatch, rounds}, each round `[kiln ns, baseline ns, kiln allocations, baseline
+allocations]` for one iteration of each side, measured back to back. Reports each side's
+median time per operation and the median of the per-round ratios, and checks each ratio
+against the targets file (second argument): lines of `<case>\t<max ratio>`; `#` starts a
+comment. Exits 1 when a target is missed.
 
   --json FILE   also writes the table as JSON: a list of {case, kiln, baseline, ratio,
                 target, met}, times in nanoseconds per operation, target and met null
@@ -13,11 +16,7 @@ lines of `<case>\t<max ratio>`; `#` starts a comment. Exits 1 when a target is m
 """
 import json
 import os
-import re
 import sys
-
-SUFFIX = ".histogram.samples.tsv"
-NAME = re.compile(r"^(?P<case>.+) \| (?P<side>kiln|baseline) ×(?P<batch>\d+)$")
 
 
 def percentile(values, p):
@@ -29,27 +28,19 @@ def percentile(values, p):
     return values[lo] + (values[hi] - values[lo]) * (k - lo)
 
 
-def read_samples(folder):
-    """{(case, side): {"batch": N, metric: [samples...]}}"""
+def median(values):
+    return percentile(values, 50)
+
+
+def read_rounds(folder):
+    """{case: {"kilnBatch": N, "baselineBatch": M, "rounds": [[k ns, b ns, k allocs, b allocs]...]}}"""
     results = {}
-    for file in os.listdir(folder):
-        if not file.endswith(SUFFIX):
-            continue
-        stem = file[: -len(SUFFIX)]
-        # <baseline>.<target>.<name>.<metric>; the name may contain dots.
-        parts = stem.split(".")
-        if len(parts) < 4:
-            continue
-        metric = parts[-1]
-        name = ".".join(parts[2:-1]).replace("_", " ")
-        match = NAME.match(name)
-        if not match:
+    for file in sorted(os.listdir(folder)):
+        if not file.endswith(".json"):
             continue
         with open(os.path.join(folder, file)) as handle:
-            lines = handle.read().splitlines()
-        samples = [float(v) for v in lines[1:] if v.strip()]
-        entry = results.setdefault((match["case"], match["side"]), {"batch": int(match["batch"])})
-        entry[metric] = samples
+            document = json.load(handle)
+        results[document["case"]] = document
     return results
 
 
@@ -91,18 +82,18 @@ def main():
         del args[index : index + 2]
     folder = args[0]
     targets = {} if smoke else read_targets(args[1] if len(args) > 1 else None)
-    results = read_samples(folder)
+    results = read_rounds(folder)
     records = []
-    cases = sorted({case for case, _ in results})
+    cases = sorted(results)
     rows = [("case", "Kiln / op", "baseline / op", "ratio", "target", "allocs / op (Kiln, baseline)")]
     missed = []
     for case in cases:
-        kiln, base = results.get((case, "kiln")), results.get((case, "baseline"))
-        if not kiln or not base:
-            continue
-        k = percentile(kiln.get("wallClock", []), 50) / kiln["batch"]
-        b = percentile(base.get("wallClock", []), 50) / base["batch"]
-        ratio = k / b if b else float("nan")
+        document = results[case]
+        kiln_batch, base_batch = document["kilnBatch"], document["baselineBatch"]
+        rounds = document["rounds"]
+        k = median([r[0] for r in rounds]) / kiln_batch
+        b = median([r[1] for r in rounds]) / base_batch
+        ratio = median([(r[0] / kiln_batch) / (r[1] / base_batch) for r in rounds if r[1] > 0])
         target = targets.get(case)
         if target is None:
             verdict = "—"
@@ -111,8 +102,8 @@ def main():
         else:
             verdict = f"≤ {target:g}× ✗"
             missed.append(case)
-        ka = percentile(kiln.get("mallocCountTotal", []), 50) / kiln["batch"]
-        ba = percentile(base.get("mallocCountTotal", []), 50) / base["batch"]
+        ka = median([r[2] for r in rounds]) / kiln_batch
+        ba = median([r[3] for r in rounds]) / base_batch
         shown = f"{ratio:.2f}×" if ratio >= 0.1 else f"{ratio:.2g}×"
         rows.append((case, duration(k), duration(b), shown, verdict, f"{ka:.3g}, {ba:.3g}"))
         records.append(

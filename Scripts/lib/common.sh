@@ -17,3 +17,55 @@ kiln_ensure_system_libraries() {
     DEBIAN_FRONTEND=noninteractive kiln_as_root apt-get install -y -qq "${missing[@]}" >/dev/null
   fi
 }
+
+# Builds the tests with a sanitizer and runs them, with the throwaway PostgreSQL server
+# (Scripts/lib/postgres.sh) when it can start: what Scripts/asan.sh and Scripts/tsan.sh do.
+# Prints the failures, the summary and the sanitizer's findings; any report fails the run
+# (printed in full) even when every test passed.
+#
+#   kiln_run_sanitized --flags "--sanitize=thread --scratch-path .build-tsan" \
+#     [--build-flags "-Xswiftc -warnings-as-errors"] --options "TSAN_OPTIONS=halt_on_error=1" \
+#     --timeout 2400 --show '^(✘|✔ Test run|SUMMARY)' --report "WARNING: ThreadSanitizer" \
+#     --context "-A40" --found "Thread Sanitizer found a race" -- [swift test arguments]
+#
+# --flags go to both `swift build` and `swift test`; --build-flags to the build only;
+# --options is the sanitizer's environment assignment; --timeout bounds the test run in
+# seconds; --show selects the output lines printed while it runs (an extended regex);
+# --report marks a finding, printed with `grep` --context lines around it, and --found says
+# what was found. Exits with the test run's status (a failing test fails it; `timeout`
+# exits 124), or 1 on a finding.
+kiln_run_sanitized() {
+  local flags=() build_flags=() options="" timeout=2400 show="" report="" context=() found=""
+  while [[ $# -gt 0 ]]; do
+    case $1 in
+      --flags) read -ra flags <<<"$2"; shift 2 ;;
+      --build-flags) read -ra build_flags <<<"$2"; shift 2 ;;
+      --options) options=$2; shift 2 ;;
+      --timeout) timeout=$2; shift 2 ;;
+      --show) show=$2; shift 2 ;;
+      --report) report=$2; shift 2 ;;
+      --context) read -ra context <<<"$2"; shift 2 ;;
+      --found) found=$2; shift 2 ;;
+      --) shift; break ;;
+      *) echo "kiln_run_sanitized: unknown option $1" >&2; return 2 ;;
+    esac
+  done
+  swift build --build-tests "${flags[@]}" ${build_flags[@]+"${build_flags[@]}"}
+  kiln_sanitizer_log=$(mktemp)
+  source Scripts/lib/postgres.sh
+  trap 'rm -f "$kiln_sanitizer_log"; kiln_postgres_stop' EXIT
+  kiln_postgres_start || true
+  # Not `… | grep || true`: with pipefail, a failing run makes the pipeline fail, `true`
+  # runs, and PIPESTATUS would then hold its status (0) instead of the tests'.
+  set +e
+  env "$options" timeout --kill-after=30 "$timeout" swift test --skip-build "${flags[@]}" "$@" 2>&1 |
+    tee "$kiln_sanitizer_log" | grep -E "$show"
+  local status=${PIPESTATUS[0]}
+  set -e
+  if grep -q "$report" "$kiln_sanitizer_log"; then
+    grep ${context[@]+"${context[@]}"} -m1 "$report" "$kiln_sanitizer_log"
+    echo "$found"
+    exit 1
+  fi
+  exit "$status"
+}

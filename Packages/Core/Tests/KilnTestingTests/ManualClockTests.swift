@@ -77,6 +77,22 @@ struct ManualClockTests {
     #expect(clock.now == .init(offset: .zero))
   }
 
+  @Test("waitForCancelledSleeps(_:) returns once a sleeper was cancelled")
+  func waitForCancelledSleeps() async throws {
+    let clock = ManualClock()
+    let woken = Task { try await clock.sleep(for: .seconds(1)) }
+    let cancelled = Task { try await clock.sleep(for: .seconds(60)) }
+    await clock.waitForSleepers(count: 2)
+    clock.advance(by: .seconds(1))
+    try await woken.value
+    #expect(clock.sleeperCount == 1)
+
+    cancelled.cancel()
+    await clock.waitForCancelledSleeps(1)
+    #expect(clock.sleeperCount == 0)
+    await #expect(throws: CancellationError.self) { try await cancelled.value }
+  }
+
   @Test("a task cancelled before it sleeps throws at once")
   func cancelledBeforeSleeping() async {
     let clock = ManualClock()

@@ -63,4 +63,22 @@ struct ProcessTests {
     defer { unsetenv(variable) }
     #expect(try TestExecutable.locate("anything", environmentVariable: variable) == "/bin/sh")
   }
+
+  @Test("a CheckedValue survives coding and tells a torn or mixed value from a written one")
+  func checkedValue() throws {
+    let value = CheckedValue(key: "k3", sequence: 41, payloadLengths: 40..<6_040)
+    #expect(value.isIntact(for: "k3"))
+    #expect(!value.isIntact(for: "k4"))
+    #expect((40..<6_040).contains(value.payload.count - "k3#41:".count))
+    let decoded = try JSONDecoder().decode(CheckedValue.self, from: JSONEncoder().encode(value))
+    #expect(decoded == value && decoded.isIntact)
+
+    var torn = value
+    torn.payload.removeLast()
+    #expect(!torn.isIntact)
+    var mixed = value
+    mixed.sequence = 42
+    #expect(!mixed.isIntact)
+    #expect(CheckedValue(key: "k3", sequence: 42) != value)
+  }
 }

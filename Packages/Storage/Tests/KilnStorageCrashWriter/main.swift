@@ -7,11 +7,12 @@
 //     Writes "<prefix>-0"… and the shared keys "shared-0"…, one transaction each, then
 //     prints "done" and exits: two of these run at once against one file.
 //
-// The values are `CrashValue`s whose payload is a function of key and generation, so the
-// parent can tell a complete value from a torn one.
+// The values are KilnTesting's `CheckedValue`s, whose payload and checksum are a function of
+// key and generation, so the parent can tell a complete value from a torn one.
 
 import Foundation
 import KilnStorage
+import KilnTesting
 
 #if canImport(Glibc)
   import Glibc
@@ -19,35 +20,10 @@ import KilnStorage
   import Darwin
 #endif
 
-struct CrashValue: Codable, Sendable {
-  var key: String
-  var generation: Int
-  var payload: String
-
-  init(key: String, generation: Int) {
-    self.key = key
-    self.generation = generation
-    payload = CrashValue.payload(key: key, generation: generation)
-  }
-
-  /// 40 to 6,000 characters that depend on both key and generation.
-  static func payload(key: String, generation: Int) -> String {
-    let length = 40 + (generation &* 7_919 &+ key.utf8.count &* 131) % 6_000
-    let letter = Character(Unicode.Scalar(UInt8(97 + generation % 26)))
-    return key + ":" + String(repeating: letter, count: length)
-  }
-}
-
-func say(_ line: String) {
-  let bytes = Array((line + "\n").utf8)
-  bytes.withUnsafeBytes { buffer in
-    var offset = 0
-    while offset < buffer.count {
-      let written = write(1, buffer.baseAddress! + offset, buffer.count - offset)
-      if written <= 0 { exit(3) }
-      offset += written
-    }
-  }
+/// The value written for `key` at `generation`: 40 to 6,039 payload characters, larger than
+/// the soak's, so values straddle pages.
+func crashValue(key: String, generation: Int) -> CheckedValue {
+  CheckedValue(key: key, sequence: generation, payloadLengths: 40..<6_040)
 }
 
 func fail(_ message: String) -> Never {
@@ -67,51 +43,51 @@ guard let count = Int(arguments[5]) else { fail("bad count \(arguments[5])") }
 do {
   switch (store, mode) {
   case ("disk", "loop"):
-    let cache = try DiskCache<String, CrashValue>(directory: url)
+    let cache = try DiskCache<String, CheckedValue>(directory: url)
     guard var generation = Int(arguments[4]) else { fail("bad generation") }
     while true {
       let key = "k\(generation % count)"
-      try await cache.setValue(CrashValue(key: key, generation: generation), forKey: key)
-      say("ack \(key) \(generation)")
+      try await cache.setValue(crashValue(key: key, generation: generation), forKey: key)
+      ChildOutput.say("ack \(key) \(generation)")
       generation += 1
     }
   case ("serializable", "loop"):
-    let cache = try SerializableCache<String, CrashValue>.load(
+    let cache = try SerializableCache<String, CheckedValue>.load(
       name: "crash", directory: url, entryLifetime: nil, writeDelay: .zero)
     guard var generation = Int(arguments[4]) else { fail("bad generation") }
     while true {
       let key = "k\(generation % count)"
-      cache[key] = CrashValue(key: key, generation: generation)
+      cache[key] = crashValue(key: key, generation: generation)
       if generation % 7 == 0 { cache.removeValue(forKey: "transient") } else { cache["transient"] = nil }
       try await cache.flush()
-      say("ack \(key) \(generation)")
+      ChildOutput.say("ack \(key) \(generation)")
       generation += 1
     }
   case ("sqlite", "loop"):
-    let sqlite = try SQLiteStore<String, CrashValue>(url: url)
+    let sqlite = try SQLiteStore<String, CheckedValue>(url: url)
     guard var generation = Int(arguments[4]) else { fail("bad generation") }
     while true {
       let key = "k\(generation % count)"
       if generation % 5 == 0 {
         // A batch: several keys in one transaction.
         let keys = (0..<3).map { "k\((generation + $0) % count)" }
-        try await sqlite.setValues(keys.map { ($0, CrashValue(key: $0, generation: generation)) })
-        for batchKey in keys { say("ack \(batchKey) \(generation)") }
+        try await sqlite.setValues(keys.map { ($0, crashValue(key: $0, generation: generation)) })
+        for batchKey in keys { ChildOutput.say("ack \(batchKey) \(generation)") }
       } else {
-        try await sqlite.setValue(CrashValue(key: key, generation: generation), forKey: key)
-        say("ack \(key) \(generation)")
+        try await sqlite.setValue(crashValue(key: key, generation: generation), forKey: key)
+        ChildOutput.say("ack \(key) \(generation)")
       }
       generation += 1
     }
   case ("sqlite", "batch"):
-    let sqlite = try SQLiteStore<String, CrashValue>(url: url)
+    let sqlite = try SQLiteStore<String, CheckedValue>(url: url)
     let prefix = arguments[4]
     for index in 0..<count {
-      try await sqlite.setValue(CrashValue(key: "\(prefix)-\(index)", generation: index), forKey: "\(prefix)-\(index)")
+      try await sqlite.setValue(crashValue(key: "\(prefix)-\(index)", generation: index), forKey: "\(prefix)-\(index)")
       let shared = "shared-\(index % 20)"
-      try await sqlite.setValue(CrashValue(key: shared, generation: index), forKey: shared)
+      try await sqlite.setValue(crashValue(key: shared, generation: index), forKey: shared)
     }
-    say("done")
+    ChildOutput.say("done")
   default:
     fail("unknown store or mode \(store) \(mode)")
   }

@@ -59,6 +59,8 @@ public final class ManualClock: Clock, Sendable {
   /// Counts the tasks sleeping now. Only changed under `state`'s lock, so a test woken by
   /// `waitForSleepers` always finds the sleepers registered.
   private let sleepers = AsyncCounter()
+  /// Counts the sleeps that ended by cancellation, parked or not.
+  private let cancelledSleeps = AsyncCounter()
 
   /// The wall-clock date at ``now`` == zero.
   public let startDate: Date
@@ -111,13 +113,17 @@ public final class ManualClock: Clock, Sendable {
         state.withLock { state in
           let outcome = state.sleepers.park(id, until: deadline, isSatisfied: deadline <= state.now, continuation)
           if outcome == .parked { sleepers.increment() }
+          if outcome == .cancelled { cancelledSleeps.increment() }
           return outcome
         }
       },
       cancel: { [self] id in
         state.withLock { state in
           let continuation = state.sleepers.cancel(id)
-          if continuation != nil { sleepers.decrement() }
+          if continuation != nil {
+            sleepers.decrement()
+            cancelledSleeps.increment()
+          }
           return continuation
         }
       }
@@ -149,6 +155,17 @@ public final class ManualClock: Clock, Sendable {
   /// - Parameter count: The number of sleepers to wait for.
   public func waitForSleepers(count: Int = 1) async {
     await sleepers.wait(untilAtLeast: count)
+  }
+
+  /// Suspends until at least `count` sleeps on this clock have ended by cancellation.
+  ///
+  /// For checking that the code under test disarms its timer. A sleep counts once it has
+  /// begun registering: a task already cancelled when it calls ``sleep(until:tolerance:)``
+  /// throws without counting. Returns at once if the waiting task is cancelled.
+  ///
+  /// - Parameter count: The number of cancelled sleeps to wait for.
+  public func waitForCancelledSleeps(_ count: Int = 1) async {
+    await cancelledSleeps.wait(untilAtLeast: count)
   }
 
   private func wake(_ move: (inout State) -> Void) {

@@ -45,10 +45,16 @@ public enum HTTPDate {
 
   /// Formats a date as an IMF-fixdate, such as `Sun, 06 Nov 1994 08:49:37 GMT`.
   ///
+  /// The form has a four-digit year, so a date before year 1 or after year 9999 is clamped
+  /// to the first or last second the form can write, and a date whose time interval is not
+  /// a number formats as the epoch (1 January 1970) instead of trapping.
+  ///
   /// - Parameter date: The date; fractions of a second are dropped.
   /// - Returns: The formatted date.
   public static func format(_ date: Date) -> String {
-    let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+    let interval = date.timeIntervalSince1970
+    let seconds: Int64 =
+      interval.isNaN ? 0 : Int64(min(max(interval, firstWritableSecond), lastWritableSecond).rounded(.down))
     let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
     let secondOfDay = Int(seconds - days * 86_400)
     let (year, month, day) = civilFromDays(days)
@@ -59,6 +65,10 @@ public enum HTTPDate {
     return "\(dayNames[weekday]), \(two(day)) \(monthNames[month - 1]) \(yearText) "
       + "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) GMT"
   }
+
+  /// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z, the range of a four-digit year.
+  private static let firstWritableSecond: TimeInterval = -62_135_596_800
+  private static let lastWritableSecond: TimeInterval = 253_402_300_799
 
   // MARK: - The three forms
 

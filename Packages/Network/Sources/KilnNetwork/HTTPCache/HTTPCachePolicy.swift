@@ -119,7 +119,8 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   /// The stored form of `response`, or `nil` when it may not be stored (``canStore(_:for:)``).
   ///
   /// Hop-by-hop fields (`Connection` and the fields it names, `Keep-Alive`, `Proxy-Connection`,
-  /// `TE`, `Transfer-Encoding`, `Upgrade`) are not stored (RFC 9111 §3.1), nor the fields named
+  /// `TE`, `Transfer-Encoding`, `Upgrade`) and the proxy's own fields (`Proxy-Authenticate`,
+  /// `Proxy-Authentication-Info`, `Proxy-Authorization`) are not stored (RFC 9111 §3.1), nor the fields named
   /// by a qualified `no-cache="..."` (or, in a shared cache, `private="..."`).
   ///
   /// - Parameters:
@@ -190,7 +191,9 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   /// What to do with `request` given the stored response selected for it (RFC 9111 §4,
   /// RFC 5861 §3).
   ///
-  /// - Not a `GET`, or a `Range` request: forward it.
+  /// - Not a `GET`: forward it.
+  /// - A `Range` request: serve one satisfiable byte range as a `206` from a stored complete
+  ///   response that could be served to the request without `Range`; forward it otherwise.
   /// - Nothing stored, or the stored response's `Vary` fields differ: forward it, or generate a
   ///   504 for `only-if-cached`.
   /// - The response says `no-cache`, or the request says `no-cache` (or `Pragma: no-cache`
@@ -209,7 +212,7 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   /// - Returns: The decision.
   public func decision(for request: HTTPRequest, stored: StoredHTTPResponse?, now: Date) -> HTTPCacheDecision {
     guard request.method == .get else { return .forward(request, reason: .method) }
-    guard !request.headers.contains("Range") else { return .forward(request, reason: .bypass) }
+    guard !request.headers.contains("Range") else { return rangeDecision(for: request, stored: stored, now: now) }
     let requestDirectives = CacheControl(request.headers)
     guard let stored else {
       return requestDirectives.onlyIfCached
@@ -248,6 +251,56 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     }
     if requestDirectives.onlyIfCached { return .generate(gatewayTimeout(date: now)) }
     return .forward(conditionalRequest(for: request, revalidating: stored), reason: reason)
+  }
+
+  /// A `Range` request answered from `stored` (RFC 9110 §14.2, RFC 9111 §3.4): when `stored` is a
+  /// complete `200` that would be served as it is to the request without `Range`, and the request
+  /// asks for one satisfiable byte range without `If-Range`, that range as a `206` with
+  /// `Content-Range`; else the request is forwarded unchanged.
+  func rangeDecision(for request: HTTPRequest, stored: StoredHTTPResponse?, now: Date) -> HTTPCacheDecision {
+    let bypass = HTTPCacheDecision.forward(request, reason: .bypass)
+    guard let stored, stored.response.status == 200, !request.headers.contains("If-Range"),
+      let rangeValue = request.headers.first("Range"), request.headers.values(for: "Range").count == 1
+    else { return bypass }
+    var whole = request
+    whole.headers.remove("Range")
+    guard case .serve(let served) = decision(for: whole, stored: stored, now: now), served.status == 200,
+      let range = Self.byteRange(rangeValue, length: served.body.count)
+    else { return bypass }
+    var partial = served
+    partial.status = 206
+    partial.body = served.body.subdata(in: range)
+    partial.headers.set("bytes \(range.lowerBound)-\(range.upperBound - 1)/\(served.body.count)", for: "Content-Range")
+    if partial.headers.contains("Content-Length") {
+      partial.headers.set(String(range.count), for: "Content-Length")
+    }
+    return .serve(partial)
+  }
+
+  /// The bytes one `bytes=` range (RFC 9110 §14.1.2) selects from a representation of `length`
+  /// bytes: `first-last`, `first-` or `-suffix`; `nil` for several ranges, another unit, a
+  /// malformed range or one that is not satisfiable.
+  static func byteRange(_ value: String, length: Int) -> Range<Int>? {
+    let text = HTTPHeaders.trimmingWhitespace(value)
+    guard text.lowercased().hasPrefix("bytes="), length > 0 else { return nil }
+    let spec = HTTPHeaders.trimmingWhitespace(String(text.dropFirst(6)))
+    guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return nil }
+    let first = String(spec[..<dash])
+    let last = String(spec[spec.index(after: dash)...])
+    func number(_ digits: String) -> Int? {
+      guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), digits.utf8.count <= 18 else {
+        return nil
+      }
+      return Int(digits)
+    }
+    if first.isEmpty {
+      guard let suffix = number(last), suffix > 0 else { return nil }
+      return max(0, length - suffix)..<length
+    }
+    guard let start = number(first), start < length else { return nil }
+    if last.isEmpty { return start..<length }
+    guard let end = number(last), end >= start else { return nil }
+    return start..<(min(end, length - 1) + 1)
   }
 
   /// `stored` as served from the cache at `now`: its `Age` set to the current age in whole
@@ -453,8 +506,11 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag
   }
 
+  /// The hop-by-hop fields (RFC 9110 §7.6.1), and the fields about the proxy a cache forwards
+  /// through, which a cache that does not key on that proxy must not store (RFC 9111 §3.1).
   private static let hopByHopFields = [
     "Connection", "Keep-Alive", "Proxy-Connection", "TE", "Transfer-Encoding", "Upgrade",
+    "Proxy-Authenticate", "Proxy-Authentication-Info", "Proxy-Authorization",
   ]
 
   static func removingHopByHopFields(_ headers: HTTPHeaders) -> HTTPHeaders {

@@ -28,7 +28,8 @@ public struct StoredHTTPResponse: Sendable, Hashable {
   public let cacheControl: CacheControl
   /// The response's `Date`, or ``responseTime`` when it has none or an invalid one.
   public let dateValue: Date
-  /// The response's `Age` in seconds, `0` when absent or invalid.
+  /// The response's `Age` in seconds, `0` when absent or invalid; of several values (one line
+  /// holding a list, or several lines), the first.
   public let ageValue: Int
   /// The response's `Expires`: `nil` when absent, `.distantPast` when invalid (already expired,
   /// RFC 9111 §5.3) or when given more than once with different values.
@@ -62,7 +63,8 @@ public struct StoredHTTPResponse: Sendable, Hashable {
     let headers = response.headers
     cacheControl = CacheControl(headers)
     dateValue = headers.first("Date").flatMap(HTTPDate.parse) ?? responseTime
-    ageValue = headers.first("Age").flatMap { CacheControl.deltaSeconds($0) } ?? 0
+    // A list (`Age: 7200, 0`, or one `Age` line after another) counts by its first member.
+    ageValue = headers.listElements(for: "Age").first.flatMap { CacheControl.deltaSeconds($0) } ?? 0
     let expiresValues = headers.values(for: "Expires")
     if expiresValues.isEmpty {
       expires = nil

@@ -87,6 +87,15 @@ struct HTTPDateTests {
     #expect(HTTPDate.parse(text) == nil)
   }
 
+  @Test("formatting clamps dates a four-digit year cannot hold and never traps on NaN")
+  func formattingOutOfRange() {
+    #expect(HTTPDate.format(Date(timeIntervalSince1970: .nan)) == "Thu, 01 Jan 1970 00:00:00 GMT")
+    #expect(HTTPDate.format(Date(timeIntervalSince1970: .infinity)) == "Fri, 31 Dec 9999 23:59:59 GMT")
+    #expect(HTTPDate.format(Date(timeIntervalSince1970: -.infinity)) == "Mon, 01 Jan 0001 00:00:00 GMT")
+    #expect(HTTPDate.format(.distantFuture) == "Mon, 01 Jan 4001 00:00:00 GMT")
+    #expect(HTTPDate.format(Date(timeIntervalSince1970: 1e300)) == "Fri, 31 Dec 9999 23:59:59 GMT")
+  }
+
   @Test("formatting gives IMF-fixdate and round-trips through parsing")
   func formatting() {
     #expect(HTTPDate.format(Self.reference) == "Sun, 06 Nov 1994 08:49:37 GMT")

@@ -26,13 +26,41 @@ struct HTTPCachePolicyDecisionTests {
     #expect(generated.headers["Date"] == HTTPDate.format(t0))
   }
 
-  @Test("non-GET methods and Range requests are forwarded unchanged")
+  @Test("non-GET methods, and Range requests the stored response cannot answer, are forwarded unchanged")
   func bypass() {
     let stored = storedResponse(["Cache-Control": "max-age=60"])
     let head = HTTPRequest(method: .head, url: exampleURL)
     #expect(policy.decision(for: head, stored: stored, now: t0) == .forward(head, reason: .method))
     let range = getRequest(["Range": "bytes=0-1"])
-    #expect(policy.decision(for: range, stored: stored, now: t0) == .forward(range, reason: .bypass))
+    #expect(policy.decision(for: range, stored: stored, now: t0.plus(60)) == .forward(range, reason: .bypass))
+    #expect(policy.decision(for: range, stored: nil, now: t0) == .forward(range, reason: .bypass))
+    for value in ["bytes=0-1, 2-3", "bytes=9-", "bytes=3-1", "bytes=-0", "items=0-1", "bytes=a-b"] {
+      let request = getRequest(["Range": value])
+      #expect(policy.decision(for: request, stored: stored, now: t0) == .forward(request, reason: .bypass), "\(value)")
+    }
+    let ifRange = getRequest(["Range": "bytes=0-1", "If-Range": "\"v1\""])
+    #expect(policy.decision(for: ifRange, stored: stored, now: t0) == .forward(ifRange, reason: .bypass))
+    let partial = storedResponse(["Cache-Control": "max-age=60", "Content-Range": "bytes 0-3/10"], status: 206)
+    #expect(policy.decision(for: range, stored: partial, now: t0) == .forward(range, reason: .bypass))
+  }
+
+  @Test("one byte range of a fresh stored response is served as a 206 with Content-Range")
+  func rangeFromStored() throws {
+    let stored = storedResponse(["Cache-Control": "max-age=60", "Content-Length": "11", "A": "1"], body: "01234567890")
+    for (value, body, contentRange) in [
+      ("bytes=0-1", "01", "bytes 0-1/11"), ("bytes=1-", "1234567890", "bytes 1-10/11"),
+      ("bytes=-1", "0", "bytes 10-10/11"), ("bytes=8-20", "890", "bytes 8-10/11"),
+      ("bytes=-20", "01234567890", "bytes 0-10/11"),
+    ] {
+      let response = try #require(
+        policy.decision(for: getRequest(["Range": value]), stored: stored, now: t0.plus(5)).servedResponse, "\(value)")
+      #expect(response.status == 206)
+      #expect(response.body == Data(body.utf8))
+      #expect(response.headers["Content-Range"] == contentRange)
+      #expect(response.headers["Content-Length"] == String(body.utf8.count))
+      #expect(response.headers["A"] == "1" && response.headers["Age"] == "5")
+      #expect(response.cacheStatus?.hit == true)
+    }
   }
 
   @Test("a stale response is revalidated with If-None-Match and If-Modified-Since")

@@ -90,6 +90,21 @@ struct HTTPCachePolicyFreshnessTests {
     #expect(policy.currentAge(of: stored, at: t0.plus(7)) == 7)
   }
 
+  @Test("of several Age values, on one line or several, the first counts")
+  func ageList() {
+    func age(_ lines: [String]) -> Int {
+      StoredHTTPResponse(
+        response: HTTPResponse(status: 200, headers: HTTPHeaders(lines.map { ("Age", $0) })),
+        requestTime: t0, responseTime: t0
+      ).ageValue
+    }
+    #expect(age(["7200, 0"]) == 7200)
+    #expect(age(["0, 7200"]) == 0)
+    #expect(age(["7200", "0"]) == 7200)
+    #expect(age(["0", "7200"]) == 0)
+    #expect(age(["ten, 5"]) == 0)
+  }
+
   @Test("fresh exactly while the lifetime exceeds the age")
   func freshBoundary() {
     let stored = storedResponse(["Cache-Control": "max-age=10"])

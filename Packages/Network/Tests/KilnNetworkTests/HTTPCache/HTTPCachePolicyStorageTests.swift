@@ -106,4 +106,22 @@ struct HTTPCachePolicyStorageTests {
       policy.storedResponse(response(["Cache-Control": "no-store"]), for: request, requestTime: t0, responseTime: t0)
         == nil)
   }
+
+  @Test("the proxy's own fields are not stored, nor taken from a 304 (RFC 9111 §3.1)")
+  func proxyFields() throws {
+    let proxyFields: HTTPHeaders = [
+      "Proxy-Authenticate": "Basic realm=\"proxy\"", "Proxy-Authentication-Info": "nextnonce=\"a\"",
+      "Proxy-Authorization": "Basic YTpi",
+    ]
+    var received = response(["Cache-Control": "max-age=60", "ETag": "\"v1\"", "X-Kept": "1"])
+    for field in proxyFields { received.headers.add(field.value, for: field.name) }
+    let stored = try #require(
+      policy.storedResponse(received, for: getRequest(), requestTime: t0, responseTime: t0))
+    #expect(stored.response.headers.fields.map(\.name) == ["Cache-Control", "ETag", "X-Kept"])
+    var notModified = HTTPResponse(status: 304, headers: ["ETag": "\"v1\"", "X-Kept": "2"])
+    for field in proxyFields { notModified.headers.add(field.value, for: field.name) }
+    let updated = try #require(policy.updating(stored, with: notModified, requestTime: t0, responseTime: t0))
+    #expect(updated.response.headers.fields.map(\.name).sorted() == ["Cache-Control", "ETag", "X-Kept"])
+    #expect(updated.response.headers["X-Kept"] == "2")
+  }
 }

@@ -1,3 +1,5 @@
+import _KilnSynchronization
+
 /// A query that fails with ``QueryTimeoutError/timedOut(after:)`` when its upstream does not
 /// finish in time.
 ///
@@ -33,29 +35,15 @@ public struct TimeoutQuery<Upstream: Query>: Query {
 
   @usableFromInline
   func outcome() async -> Result<Success, Failure> {
-    let race = Race<Result<Success, Failure>>()
     let upstream = upstream
-    let clock = clock
     let limit = limit
-    race.track(
-      Task {
-        switch await upstream.result() {
-        case .success(let value): race.resolve(.success(value))
-        case .failure(let failure): race.resolve(.failure(.failed(failure)))
-        }
-      }
+    return await Race.run(
+      within: limit,
+      clock: clock,
+      { await upstream.result().mapError { .failed($0) } },
+      timedOut: { .failure(.timedOut(after: limit)) },
+      cancelled: { .failure(.cancelled) }
     )
-    race.track(
-      Task {
-        do {
-          try await clock.sleep(for: limit)
-          race.resolve(.failure(.timedOut(after: limit)))
-        } catch {
-          // Cancelled: the load finished first, or the caller was cancelled.
-        }
-      }
-    )
-    return await race.wait { .failure(.cancelled) }
   }
 }
 

@@ -106,10 +106,13 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
   @inlinable
   static func admit(to current: Flight?) -> Admission {
     if let current, let slot = current.join() {
+      FlightProbe.report(.joined)
       return Admission(flight: current, slot: slot, isNew: false, predecessor: nil)
     }
     let flight = Flight()
-    return Admission(flight: flight, slot: flight.join()!, isNew: true, predecessor: current)
+    let slot = flight.join()!
+    FlightProbe.report(.joined)
+    return Admission(flight: flight, slot: slot, isNew: true, predecessor: current)
   }
 
   /// Starts the load in a new task, once `predecessor` has ended.
@@ -143,12 +146,14 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
       }
       self.finish(outcome)
       onFinish(self)
+      FlightProbe.report(.ended)
     }
     switch state.withLock({ $0.started(task, priority: priority) }) {
     case .none: break
     case .cancel(let task): task.cancel()
     case .escalate(let task, let priority): Self.escalate(task, to: priority)
     }
+    FlightProbe.report(.started)
   }
 
   /// Waits for the outcome as the waiter in `slot`.
@@ -169,6 +174,7 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
           if let task { Self.escalate(task, to: priority) }
         case .resume(let outcome): continuation.resume(returning: outcome)
         }
+        FlightProbe.report(.waiting)
       }
     } onCancel: {
       let action = state.withLock { $0.cancel(slot, detachingWith: CancellationError() as? Failure) }
@@ -176,6 +182,7 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
         continuation.resume(returning: outcome)
       }
       action.cancelTask?.cancel()
+      FlightProbe.report(.left)
     }
   }
 

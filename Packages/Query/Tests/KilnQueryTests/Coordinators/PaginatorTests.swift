@@ -3,7 +3,7 @@ import Testing
 
 @testable import KilnQuery
 
-@Suite("Paginator", .timeLimit(.minutes(1)))
+@Suite("Paginator", .timeLimit(.minutes(1)), .observingFlights)
 struct PaginatorTests {
   /// Ten elements per page: page `n` holds `n*10 ..< n*10 + 10`.
   private static func elements(of page: Int) -> [Int] {
@@ -25,7 +25,8 @@ struct PaginatorTests {
       Task { try await paginator.loadMore() },
       Task { try await paginator.loadMore() },
     ]
-    await eventually { await paginator.waiterCount == 3 }
+    await FlightEvents.current.waitForJoins(3)
+    #expect(await paginator.waiterCount == 3)
     #expect(await paginator.isLoading)
     network.release()
 
@@ -163,7 +164,8 @@ struct PaginatorTests {
 
     let first = Task { try await paginator.loadMore() }
     let second = Task { try await paginator.loadMore() }
-    await eventually { await paginator.waiterCount == 2 }
+    await FlightEvents.current.waitForJoins(3)
+    #expect(await paginator.waiterCount == 2)
     first.cancel()
     await #expect(throws: CancellationError.self) { try await first.value }
     #expect(network.cancelledCount == 0)
@@ -172,7 +174,8 @@ struct PaginatorTests {
     await #expect(throws: CancellationError.self) { try await second.value }
     await network.waitForCompletions(2)
     #expect(network.cancelledCount == 1)
-    await eventually { await !paginator.isLoading }
+    await FlightEvents.current.waitForEnds(2)
+    #expect(await !paginator.isLoading)
     #expect(await paginator.data == Self.elements(of: 0))
     #expect(await paginator.nextPage == 1)
   }
@@ -196,13 +199,11 @@ struct PaginatorTests {
     let source = StubbornQuery(value: 0)
     let pages = Recorder<Int>()
     let paginator = Self.stubbornPaginator(source, pages: pages)
-    let abandoned = Task { try await paginator.loadMore() }
-    await source.waitForLoads(1)
-    abandoned.cancel()
-    await #expect(throws: CancellationError.self) { try await abandoned.value }
+    await source.abandonLoad { try await paginator.loadMore() }
 
     let next = Task { try await paginator.loadMore() }
-    await eventually { await paginator.waitsForAbandonedRequest || source.loadCount == 2 }
+    await FlightEvents.current.waitForStarts(2)
+    #expect(await paginator.waitsForAbandonedRequest)
     #expect(source.loadCount == 1)  // one request at a time
 
     source.finish()
@@ -223,7 +224,8 @@ struct PaginatorTests {
     await paginator.reset()
 
     let fresh = Task { try await paginator.loadMore() }
-    await eventually { await paginator.waitsForAbandonedRequest || source.loadCount == 2 }
+    await FlightEvents.current.waitForStarts(2)
+    #expect(await paginator.waitsForAbandonedRequest)
     #expect(source.loadCount == 1)
     #expect(await paginator.isLoading)
 

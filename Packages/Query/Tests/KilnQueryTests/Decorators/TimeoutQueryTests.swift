@@ -80,7 +80,8 @@ struct TimeoutQueryTests {
     await clock.waitForSleepers(count: 1)
     spy.release()
     #expect(try await load.value == 3)
-    await eventually { clock.sleeperCount == 0 }
+    await clock.waitForCancelledSleeps(1)
+    #expect(clock.sleeperCount == 0)
     #expect(clock.now.offset == .zero)
   }
 }

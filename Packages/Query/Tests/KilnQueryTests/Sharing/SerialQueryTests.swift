@@ -3,7 +3,7 @@ import Testing
 
 @testable import KilnQuery
 
-@Suite("serial()", .timeLimit(.minutes(1)))
+@Suite("serial()", .timeLimit(.minutes(1)), .observingFlights)
 struct SerialQueryTests {
   @Test("10,000 concurrent loads cause one underlying load and all receive its value")
   func tenThousandCallersShareOneLoad() async throws {
@@ -11,12 +11,13 @@ struct SerialQueryTests {
     spy.hold()
     let query = spy.serial()
     let callers = 10_000
+    let flights = FlightEvents.current
 
     try await withThrowingTaskGroup(of: Int.self) { group in
       for _ in 0..<callers {
         group.addTask { try await query.load() }
       }
-      await eventually { query.waiterCount == callers }
+      await flights.waitForJoins(callers)
       #expect(query.isLoading)
       spy.release()
 
@@ -44,7 +45,8 @@ struct SerialQueryTests {
     let query = spy.serial()
     let first = Task { await query.result() }
     let second = Task { await query.result() }
-    await eventually { query.waiterCount == 2 }
+    await FlightEvents.current.waitForJoins(2)
+    #expect(query.waiterCount == 2)
     spy.release()
 
     #expect(await first.value == .failure(.offline))
@@ -59,7 +61,8 @@ struct SerialQueryTests {
     spy.hold()
     let query = spy.serial()
     let waiters = (0..<3).map { _ in Task { try await query.load() } }
-    await eventually { query.waiterCount == 3 }
+    await FlightEvents.current.waitForJoins(3)
+    #expect(query.waiterCount == 3)
 
     waiters[0].cancel()
     waiters[1].cancel()
@@ -81,7 +84,8 @@ struct SerialQueryTests {
     spy.hold()
     let query = spy.serial()
     let waiters = (0..<3).map { _ in Task { try await query.load() } }
-    await eventually { query.waiterCount == 3 }
+    await FlightEvents.current.waitForJoins(3)
+    #expect(query.waiterCount == 3)
 
     for waiter in waiters { waiter.cancel() }
     for waiter in waiters {
@@ -97,7 +101,8 @@ struct SerialQueryTests {
     spy.hold()
     let query = spy.serial()
     let abandoned = Task { try await query.load() }
-    await eventually { query.waiterCount == 1 }
+    await FlightEvents.current.waitForJoins(1)
+    #expect(query.waiterCount == 1)
     abandoned.cancel()
     await #expect(throws: CancellationError.self) { try await abandoned.value }
 
@@ -110,13 +115,11 @@ struct SerialQueryTests {
   func nextLoadWaitsForAbandonedLoad() async throws {
     let source = StubbornQuery(value: 4)
     let query = AnyQuery<Int, any Error> { await source.load() }.serial()
-    let abandoned = Task { try await query.load() }
-    await source.waitForLoads(1)
-    abandoned.cancel()
-    await #expect(throws: CancellationError.self) { try await abandoned.value }
+    await source.abandonLoad { try await query.load() }
 
     let next = Task { try await query.load() }
-    await eventually { query.slot.waitsForAbandonedLoad || source.loadCount == 2 }
+    await FlightEvents.current.waitForStarts(2)
+    #expect(query.slot.waitsForAbandonedLoad)
     #expect(source.loadCount == 1)  // the abandoned load runs on: no second one beside it
     #expect(query.isLoading)
 
@@ -130,12 +133,10 @@ struct SerialQueryTests {
   func givingUpWhileWaitingForAbandonedLoad() async throws {
     let source = StubbornQuery(value: 4)
     let query = AnyQuery<Int, any Error> { await source.load() }.serial()
-    let abandoned = Task { try await query.load() }
-    await source.waitForLoads(1)
-    abandoned.cancel()
-    await #expect(throws: CancellationError.self) { try await abandoned.value }
+    await source.abandonLoad { try await query.load() }
     let gaveUp = Task { try await query.load() }
-    await eventually { query.slot.waitsForAbandonedLoad || source.loadCount == 2 }
+    await FlightEvents.current.waitForStarts(2)
+    #expect(query.slot.waitsForAbandonedLoad)
     gaveUp.cancel()
     await #expect(throws: CancellationError.self) { try await gaveUp.value }
 
@@ -151,9 +152,11 @@ struct SerialQueryTests {
     let abandoned = Task { await query.result() }
     await source.waitForLoads(1)
     abandoned.cancel()  // typed: it keeps waiting, but the load is abandoned
-    await eventually { !query.isLoading }
+    await FlightEvents.current.waitForLeaves(1)
+    #expect(!query.isLoading)
     let gaveUp = Task { await query.result() }
-    await eventually { query.slot.waitsForAbandonedLoad || source.loadCount == 2 }
+    await FlightEvents.current.waitForStarts(2)
+    #expect(query.slot.waitsForAbandonedLoad)
     gaveUp.cancel()
 
     source.finish()
@@ -175,7 +178,8 @@ struct SerialQueryTests {
     #expect(query.slot.loadPriority == .background)
 
     let high = Task(priority: .high) { try await query.load() }
-    await eventually { query.slot.loadPriority == .high }
+    await FlightEvents.current.waitForWaiters(2)
+    #expect(query.slot.loadPriority == .high)
     gate.open()
     #expect(try await low.value == .high)  // the load ran at the highest waiter's priority
     #expect(try await high.value == .high)
@@ -190,7 +194,8 @@ struct SerialQueryTests {
     let query = spy.serial()
     let first = Task { await query.result() }
     let second = Task { await query.result() }
-    await eventually { query.waiterCount == 2 }
+    await FlightEvents.current.waitForJoins(2)
+    #expect(query.waiterCount == 2)
 
     first.cancel()
     #expect(spy.cancelledCount == 0)  // one interested waiter left: the load goes on
@@ -223,7 +228,8 @@ struct SerialQueryTests {
     let a = Task { try await query.load() }
     let b = Task { try await copy.load() }
     let c = Task { try await other.load() }
-    await eventually { query.waiterCount == 2 && other.waiterCount == 1 }
+    await FlightEvents.current.waitForJoins(3)
+    #expect(query.waiterCount == 2 && other.waiterCount == 1)
     spy.release()
     let values = [try await a.value, try await b.value, try await c.value]
     #expect(values[0] == values[1])

@@ -3,7 +3,7 @@ import Testing
 
 @testable import KilnQuery
 
-@Suite("shared(by:in:) and SharedLoads", .timeLimit(.minutes(1)))
+@Suite("shared(by:in:) and SharedLoads", .timeLimit(.minutes(1)), .observingFlights)
 struct SharedLoadsTests {
   @Test("different queries with the same key share one load")
   func sameKeyShares() async throws {
@@ -14,7 +14,8 @@ struct SharedLoadsTests {
     let a = Task { try await first.shared(by: "article/7", in: loads).load() }
     await first.waitForLoads(1)
     let b = Task { try await second.shared(by: "article/7", in: loads).load() }
-    await eventually { loads.waiterCount("article/7", Result<Int, any Error>.self) == 2 }
+    await FlightEvents.current.waitForJoins(2)
+    #expect(loads.waiterCount("article/7", Result<Int, any Error>.self) == 2)
     #expect(loads.isLoading("article/7"))
 
     first.release()
@@ -73,7 +74,8 @@ struct SharedLoadsTests {
     let query = spy.shared(by: "k", in: loads)
     let a = Task { try await query.load() }
     let b = Task { try await query.load() }
-    await eventually { loads.waiterCount("k", Result<Int, any Error>.self) == 2 }
+    await FlightEvents.current.waitForJoins(2)
+    #expect(loads.waiterCount("k", Result<Int, any Error>.self) == 2)
 
     a.cancel()
     await #expect(throws: CancellationError.self) { try await a.value }
@@ -83,7 +85,8 @@ struct SharedLoadsTests {
     await #expect(throws: CancellationError.self) { try await b.value }
     await spy.waitForCompletions(1)
     #expect(spy.cancelledCount == 1)
-    await eventually { loads.inFlightCount == 0 }
+    await FlightEvents.current.waitForEnds(1)
+    #expect(loads.inFlightCount == 0)
   }
 
   @Test("one key never has two loads running: the next load waits for an abandoned one that runs on")
@@ -91,16 +94,12 @@ struct SharedLoadsTests {
     let loads = SharedLoads<String>()
     let source = StubbornQuery(value: 5)
     let query = AnyQuery<Int, any Error> { await source.load() }.shared(by: "k", in: loads)
-    let abandoned = Task { try await query.load() }
-    await source.waitForLoads(1)
-    abandoned.cancel()
-    await #expect(throws: CancellationError.self) { try await abandoned.value }
+    await source.abandonLoad { try await query.load() }
     #expect(loads.isLoading("k"))  // still running
 
     let next = Task { try await query.load() }
-    await eventually {
-      loads.waitsForAbandonedLoad("k", Result<Int, any Error>.self) || source.loadCount == 2
-    }
+    await FlightEvents.current.waitForStarts(2)
+    #expect(loads.waitsForAbandonedLoad("k", Result<Int, any Error>.self))
     #expect(source.loadCount == 1)
     #expect(loads.inFlightCount == 1)
 
@@ -108,7 +107,8 @@ struct SharedLoadsTests {
     #expect(try await next.value == 5)
     #expect(source.loadCount == 2)
     #expect(source.events.values == ["start", "end", "start", "end"])
-    await eventually { loads.inFlightCount == 0 }
+    await FlightEvents.current.waitForEnds(2)
+    #expect(loads.inFlightCount == 0)
   }
 
   @Test("typed failures are shared with their type")

@@ -4,7 +4,7 @@ import Testing
 
 @testable import KilnQuery
 
-@Suite("staleWhileRevalidate(from:...)", .timeLimit(.minutes(1)))
+@Suite("staleWhileRevalidate(from:...)", .timeLimit(.minutes(1)), .observingFlights)
 struct StaleWhileRevalidateTests {
   @Test("a fresh value is served without a refresh")
   func freshServed() async throws {
@@ -58,7 +58,8 @@ struct StaleWhileRevalidateTests {
       #expect(try await query.load() == 1)
     }
     let forced = Task { try await query.refresh() }
-    await eventually { query.slot.waiterCount == 1 }
+    await FlightEvents.current.waitForJoins(1)
+    #expect(query.slot.waiterCount == 1)
     #expect(source.loadCount == 1)
 
     source.release()
@@ -74,7 +75,8 @@ struct StaleWhileRevalidateTests {
     let query = cache.staleWhileRevalidate(from: source, validationPolicy: .maxAge(.seconds(60)))
     let a = Task { try await query.load() }
     let b = Task { try await query.load() }
-    await eventually { query.slot.waiterCount == 2 }
+    await FlightEvents.current.waitForJoins(2)
+    #expect(query.slot.waiterCount == 2)
 
     source.release()
     #expect(try await a.value == 5)
@@ -149,7 +151,8 @@ struct StaleWhileRevalidateTests {
     await source.waitForLoads(1)
 
     let joined = Task { try await query.refresh() }
-    await eventually { query.slot.waiterCount == 1 }
+    await FlightEvents.current.waitForJoins(1)
+    #expect(query.slot.waiterCount == 1)
     joined.cancel()
     await #expect(throws: CancellationError.self) { try await joined.value }
 
@@ -184,7 +187,8 @@ struct StaleWhileRevalidateTests {
 
     let pull = Task { try await query.refresh() }  // pull-to-refresh: a refresh its caller waits for
     await source.waitForLoads(1)
-    await eventually { query.slot.waiterCount == 1 }
+    await FlightEvents.current.waitForJoins(1)
+    #expect(query.slot.waiterCount == 1)
     #expect(try await query.load() == 1)  // served stale, relying on the refresh in flight
     pull.cancel()  // the pull-to-refresh screen goes away
     await #expect(throws: CancellationError.self) { try await pull.value }
@@ -193,7 +197,8 @@ struct StaleWhileRevalidateTests {
     source.release()
     await source.waitForCompletions(1)
     #expect(source.cancelledCount == 0)
-    await eventually { !query.isRefreshing }
+    await FlightEvents.current.waitForEnds(1)
+    #expect(!query.isRefreshing)
     #expect(cache.savedValues == [2])
     #expect(source.loadCount == 1)
   }
@@ -206,13 +211,11 @@ struct StaleWhileRevalidateTests {
       from: AnyQuery<Int, any Error> { await source.load() },
       validationPolicy: .maxAge(.seconds(1))
     )
-    let abandoned = Task { try await query.load() }  // nothing cached: waits for a refresh
-    await source.waitForLoads(1)
-    abandoned.cancel()
-    await #expect(throws: CancellationError.self) { try await abandoned.value }
+    await source.abandonLoad { try await query.load() }  // nothing cached: waits for a refresh
 
     let next = Task { try await query.load() }
-    await eventually { query.slot.waitsForAbandonedLoad || source.loadCount == 2 }
+    await FlightEvents.current.waitForStarts(2)
+    #expect(query.slot.waitsForAbandonedLoad)
     #expect(source.loadCount == 1)  // at most one refresh in flight
 
     source.finish()
@@ -234,13 +237,11 @@ struct StaleWhileRevalidateTests {
       onRefresh: { refreshes.append(try? $0.get()) }
     )
     now.advance(by: .seconds(2))
-    let abandoned = Task { try await query.refresh() }
-    await source.waitForLoads(1)
-    abandoned.cancel()
-    await #expect(throws: CancellationError.self) { try await abandoned.value }
+    await source.abandonLoad { try await query.refresh() }
 
     #expect(try await query.load() == 1)  // stale, served at once
-    await eventually { query.slot.waitsForAbandonedLoad || source.loadCount == 2 }
+    await FlightEvents.current.waitForStarts(2)
+    #expect(query.slot.waitsForAbandonedLoad)
     #expect(source.loadCount == 1)
     #expect(query.isRefreshing)
 

@@ -1,5 +1,6 @@
 import KilnQuery
 import KilnTesting
+import Testing
 
 /// A typed failure for the tests that check error types survive a pipeline.
 enum APIError: Error, Hashable {
@@ -15,14 +16,6 @@ struct TypedQuery: Query {
 
   func load() async throws(APIError) -> Int {
     try outcome.get()
-  }
-}
-
-/// Suspends until `condition` holds, yielding between checks; never sleeps. A condition that
-/// never holds ends at the suite's time limit.
-func eventually(_ condition: @Sendable () async -> Bool) async {
-  while await !condition() {
-    await Task.yield()
   }
 }
 
@@ -69,6 +62,21 @@ final class StubbornQuery: Query, Sendable {
     await Task { [released] in await released.wait(untilAtLeast: 1) }.value
     events.append("end")
     return value
+  }
+}
+
+extension StubbornQuery {
+  /// Starts `load` in a task, waits until its load has reached this query, and cancels the
+  /// task: its only caller has given up on the load, which runs on (it ignores cancellation).
+  func abandonLoad<Value: Sendable>(
+    _ load: @escaping @Sendable () async throws -> Value,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) async {
+    let loads = loadCount
+    let abandoned = Task { try await load() }
+    await waitForLoads(loads + 1)
+    abandoned.cancel()
+    await #expect(throws: CancellationError.self, sourceLocation: sourceLocation) { try await abandoned.value }
   }
 }
 

@@ -49,11 +49,11 @@ struct CrashSafetyTests {
           let value = values[key] ?? nil
           if let bound = lowerBounds[key] {
             let value = try #require(value, "kill \(kill): \(key) was acknowledged at \(bound) but is missing")
-            #expect(value.isComplete(for: key), "kill \(kill): \(key) holds a torn value")
-            #expect(value.generation >= bound, "kill \(kill): \(key) went back from \(bound) to \(value.generation)")
-            lowerBounds[key] = max(bound, value.generation)
+            #expect(value.isIntact(for: key), "kill \(kill): \(key) holds a torn value")
+            #expect(value.sequence >= bound, "kill \(kill): \(key) went back from \(bound) to \(value.sequence)")
+            lowerBounds[key] = max(bound, value.sequence)
           } else if let value {
-            #expect(value.isComplete(for: key), "kill \(kill): \(key) holds a torn value")
+            #expect(value.isIntact(for: key), "kill \(kill): \(key) holds a torn value")
           }
         }
       }
@@ -68,22 +68,22 @@ struct CrashSafetyTests {
   }
 
   /// Opens the store as a fresh process would and reads every key.
-  static func readAll(_ store: Store, at url: URL) async throws -> [String: CrashValue?] {
-    var values: [String: CrashValue?] = [:]
+  static func readAll(_ store: Store, at url: URL) async throws -> [String: CheckedValue?] {
+    var values: [String: CheckedValue?] = [:]
     let keys = (0..<keyCount).map { "k\($0)" }
     switch store {
     case .disk:
-      let cache = try DiskCache<String, CrashValue>(directory: url)
+      let cache = try DiskCache<String, CheckedValue>(directory: url)
       for key in keys { values[key] = try await cache.value(forKey: key) }
       // No leftover temporary file may pass for an entry, and every entry file decodes.
       #expect(try await cache.count <= keyCount)
     case .serializable:
-      let cache = try SerializableCache<String, CrashValue>.load(name: "crash", directory: url, entryLifetime: nil)
+      let cache = try SerializableCache<String, CheckedValue>.load(name: "crash", directory: url, entryLifetime: nil)
       for key in keys { values[key] = cache[key] }
       #expect(cache.recovery.setAside == nil)
       #expect(cache.recovery.undecodableRecords == 0)
     case .sqlite:
-      let database = try SQLiteStore<String, CrashValue>(url: url)
+      let database = try SQLiteStore<String, CheckedValue>(url: url)
       for key in keys { values[key] = try await database.value(forKey: key) }
       await database.close()
     }
@@ -103,18 +103,18 @@ struct CrashSafetyTests {
         #expect(try child.readLine(timeout: .seconds(120)) == "done")
         #expect(child.wait() == 0)
       }
-      let store = try SQLiteStore<String, CrashValue>(url: url)
+      let store = try SQLiteStore<String, CheckedValue>(url: url)
       for prefix in ["a", "b"] {
         for index in 0..<count {
           let key = "\(prefix)-\(index)"
           let value = try await store.value(forKey: key)
-          #expect(value?.isComplete(for: key) == true, "\(key) was lost")
-          #expect(value?.generation == index)
+          #expect(value?.isIntact(for: key) == true, "\(key) was lost")
+          #expect(value?.sequence == index)
         }
       }
       for index in 0..<20 {
         let value = try await store.value(forKey: "shared-\(index)")
-        #expect(value?.isComplete(for: "shared-\(index)") == true)
+        #expect(value?.isIntact(for: "shared-\(index)") == true)
       }
       #expect(try await store.count == 2 * count + 20)
     }

@@ -1,13 +1,12 @@
-import _KilnSynchronization
-
 /// A one-shot meeting point: the first ``resolve(_:)`` wins, and one waiter gets its value.
 ///
-/// The building block of the operators that must return on time even when the work they
-/// started ignores cancellation (`timeout`, `ParallelPriorityLoader`): the work runs in
-/// unstructured tasks registered with ``track(_:)``, the caller waits here, and whatever
-/// resolves first — a result, a timer, the caller's cancellation — ends the wait and cancels
-/// every tracked task.
-final class Race<Value: Sendable>: Sendable {
+/// The building block of the operations that must return on time even when the work they
+/// started ignores cancellation (KilnQuery's `timeout` and `ParallelPriorityLoader`,
+/// KilnStorage's Postgres operation deadline): the work runs in unstructured tasks registered
+/// with ``track(_:)``, the caller waits here, and whatever resolves first — a result, a timer,
+/// the caller's cancellation — ends the wait and cancels every tracked task without waiting
+/// for it.
+package final class Race<Value: Sendable>: Sendable {
   private struct State {
     var value: Value?
     var continuation: UnsafeContinuation<Value, Never>?
@@ -16,10 +15,10 @@ final class Race<Value: Sendable>: Sendable {
 
   private let state = KilnMutex(State())
 
-  init() {}
+  package init() {}
 
   /// Tracks a task to cancel once the race is resolved (at once if it already is).
-  func track(_ task: Task<Void, Never>) {
+  package func track(_ task: Task<Void, Never>) {
     let resolved = state.withLock { state in
       if state.value != nil { return true }
       state.tasks.append(task)
@@ -32,7 +31,7 @@ final class Race<Value: Sendable>: Sendable {
   ///
   /// - Returns: `true` when this call resolved it.
   @discardableResult
-  func resolve(_ value: Value) -> Bool {
+  package func resolve(_ value: Value) -> Bool {
     let outcome: (UnsafeContinuation<Value, Never>?, [Task<Void, Never>])? = state.withLock { state in
       guard state.value == nil else { return nil }
       state.value = value
@@ -52,7 +51,7 @@ final class Race<Value: Sendable>: Sendable {
   /// with `cancelled()`.
   ///
   /// - Important: Only one task may wait.
-  func wait(orWhenCancelled cancelled: @escaping @Sendable () -> Value) async -> Value {
+  package func wait(orWhenCancelled cancelled: @escaping @Sendable () -> Value) async -> Value {
     await withTaskCancellationHandler {
       await withUnsafeContinuation { (continuation: UnsafeContinuation<Value, Never>) in
         let value: Value? = state.withLock { state in
@@ -66,5 +65,33 @@ final class Race<Value: Sendable>: Sendable {
     } onCancel: {
       resolve(cancelled())
     }
+  }
+
+  /// Runs `operation` within `limit`: its value, `timedOut()` when it has not finished after
+  /// `limit` on `clock`, or `cancelled()` at once when the calling task is cancelled.
+  ///
+  /// The operation and the timer run in unstructured tasks; the loser is cancelled and left to
+  /// end on its own, so an operation that ignores cancellation never holds the caller past
+  /// the limit (a task group would wait for it).
+  package static func run(
+    within limit: Duration,
+    clock: any Clock<Duration>,
+    _ operation: @escaping @Sendable () async -> Value,
+    timedOut: @escaping @Sendable () -> Value,
+    cancelled: @escaping @Sendable () -> Value
+  ) async -> Value {
+    let race = Race()
+    race.track(Task { race.resolve(await operation()) })
+    race.track(
+      Task {
+        do {
+          try await clock.sleep(for: limit)
+          race.resolve(timedOut())
+        } catch {
+          // Cancelled: the operation finished first, or the caller was cancelled.
+        }
+      }
+    )
+    return await race.wait(orWhenCancelled: cancelled)
   }
 }
