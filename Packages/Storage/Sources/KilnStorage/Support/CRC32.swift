@@ -1,13 +1,17 @@
-// CRC-32 (IEEE 802.3, the polynomial of zlib and PNG), slicing-by-8.
+// CRC-32 (IEEE 802.3, the polynomial of zlib and PNG), slicing-by-16.
 //
-// Detects corrupt and torn records in DiskCache files and SerializableCache journals.
+// Detects corrupt and torn records in DiskCache files and SerializableCache journals. Every
+// DiskCache read checks the whole file, so this loop is on the read path: slicing-by-16 over
+// raw pointers takes about two thirds of the time of the slicing-by-8 loop over an array it
+// replaces (StorageBenchmarks, "DiskCache read").
 
 /// Computes CRC-32 checksums.
 enum CRC32 {
-  /// Eight 256-entry tables: table 0 is the classic byte-wise table, table k advances a
-  /// byte k positions further, which lets the loop consume eight bytes per step.
-  private static let tables: [UInt32] = {
-    var tables = [UInt32](repeating: 0, count: 8 * 256)
+  /// Sixteen 256-entry tables, one after the other: table 0 is the classic byte-wise table,
+  /// table k advances a byte k positions further, which lets the loop consume sixteen bytes
+  /// per step. Built once and never freed; immutable after that, so shared freely.
+  private nonisolated(unsafe) static let tables: UnsafePointer<UInt32> = {
+    let tables = UnsafeMutablePointer<UInt32>.allocate(capacity: 16 * 256)
     for byte in 0..<256 {
       var crc = UInt32(byte)
       for _ in 0..<8 {
@@ -17,34 +21,41 @@ enum CRC32 {
     }
     for byte in 0..<256 {
       var crc = tables[byte]
-      for slice in 1..<8 {
+      for slice in 1..<16 {
         crc = (crc >> 8) ^ tables[Int(crc & 0xFF)]
         tables[slice * 256 + byte] = crc
       }
     }
-    return tables
+    return UnsafePointer(tables)
   }()
 
   /// The checksum of `bytes`, continuing from `crc` (the checksum of the bytes before).
   static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
     var crc = ~crc
-    var index = 0
-    let count = bytes.count
-    tables.withUnsafeBufferPointer { table in
-      while index + 8 <= count {
-        let low = bytes.loadUnaligned(fromByteOffset: index, as: UInt32.self).littleEndian ^ crc
-        let high = bytes.loadUnaligned(fromByteOffset: index + 4, as: UInt32.self).littleEndian
-        crc =
-          table[7 * 256 + Int(low & 0xFF)] ^ table[6 * 256 + Int((low >> 8) & 0xFF)]
-          ^ table[5 * 256 + Int((low >> 16) & 0xFF)] ^ table[4 * 256 + Int(low >> 24)]
-          ^ table[3 * 256 + Int(high & 0xFF)] ^ table[2 * 256 + Int((high >> 8) & 0xFF)]
-          ^ table[1 * 256 + Int((high >> 16) & 0xFF)] ^ table[Int(high >> 24)]
-        index += 8
-      }
-      while index < count {
-        crc = (crc >> 8) ^ table[Int((crc ^ UInt32(bytes[index])) & 0xFF)]
-        index += 1
-      }
+    guard var position = bytes.baseAddress else { return ~crc }
+    var remaining = bytes.count
+    let tables = tables
+    /// The entry of table `slice` for the low byte of `word`.
+    @inline(__always) func entry(_ slice: Int, _ word: UInt32) -> UInt32 {
+      tables[slice &<< 8 &+ Int(word & 0xFF)]
+    }
+    while remaining >= 16 {
+      let first = position.loadUnaligned(as: UInt32.self).littleEndian ^ crc
+      let second = position.loadUnaligned(fromByteOffset: 4, as: UInt32.self).littleEndian
+      let third = position.loadUnaligned(fromByteOffset: 8, as: UInt32.self).littleEndian
+      let fourth = position.loadUnaligned(fromByteOffset: 12, as: UInt32.self).littleEndian
+      crc =
+        entry(15, first) ^ entry(14, first >> 8) ^ entry(13, first >> 16) ^ entry(12, first >> 24)
+        ^ entry(11, second) ^ entry(10, second >> 8) ^ entry(9, second >> 16) ^ entry(8, second >> 24)
+        ^ entry(7, third) ^ entry(6, third >> 8) ^ entry(5, third >> 16) ^ entry(4, third >> 24)
+        ^ entry(3, fourth) ^ entry(2, fourth >> 8) ^ entry(1, fourth >> 16) ^ entry(0, fourth >> 24)
+      position += 16
+      remaining &-= 16
+    }
+    while remaining > 0 {
+      crc = (crc >> 8) ^ entry(0, crc ^ UInt32(position.load(as: UInt8.self)))
+      position += 1
+      remaining &-= 1
     }
     return ~crc
   }

@@ -33,6 +33,29 @@ struct ChecksumTests {
     #expect(CRC32.checksum(Array(message.utf8)) == expected)
   }
 
+  @Test("CRC-32 equals a bit-by-bit reference for every length around the 16-byte steps, at every alignment")
+  func crc32AgainstBitwiseReference() {
+    /// The definition, one bit at a time: slow and obviously right.
+    func reference(_ bytes: some Collection<UInt8>) -> UInt32 {
+      var crc: UInt32 = 0xFFFF_FFFF
+      for byte in bytes {
+        crc ^= UInt32(byte)
+        for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+      }
+      return ~crc
+    }
+    let bytes = (0..<1_100).map { UInt8(truncatingIfNeeded: $0 &* 151 &+ 13) }
+    for offset in 0..<8 {
+      for length in Array(0...70) + [255, 256, 257, 1_024, 1_092] {
+        let slice = bytes[offset..<offset + length]
+        let fast = bytes.withUnsafeBytes {
+          CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + length]))
+        }
+        #expect(fast == reference(slice), "offset \(offset), length \(length)")
+      }
+    }
+  }
+
   @Test("CRC-32 of a long buffer equals the checksum computed in pieces")
   func crc32Continuation() {
     let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
