@@ -104,15 +104,7 @@ struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
     let fetch = self.fetch
     return LoadingSnapshotSequence {
       let (coordinator, stream) = cacher.flows.subscribe(param, cacher: cacher)
-      var iterator = stream.makeAsyncIterator()
-      var activated = false
-      return SnapshotSource {
-        if !activated {
-          activated = true
-          await coordinator.activate(forceRefresh: forceRefresh, fetcher: fetch)
-        }
-        return await iterator.next()
-      }
+      return FlowSubscriptionSource(coordinator: coordinator, stream: stream, forceRefresh: forceRefresh, fetch: fetch)
     }
   }
 
@@ -134,5 +126,32 @@ struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
 
   func update(_ newData: Data?) async {
     await withCoordinator { await $0.update(newData) }
+  }
+}
+
+/// One subscription to a param: activates the coordinator on the first `next()`, then reads
+/// the broadcaster's stream.
+final class FlowSubscriptionSource<Param: Hashable & Sendable, Data: Sendable>: SnapshotSource<Data> {
+  private let coordinator: FlowCoordinator<Param, Data>
+  private var iterator: AsyncStream<LoadingSnapshot<Data>>.Iterator
+  /// What the first `next()` activates the coordinator with; `nil` once it has.
+  private var activation: (forceRefresh: Bool, fetch: FlowCoordinator<Param, Data>.Fetch)?
+
+  init(
+    coordinator: FlowCoordinator<Param, Data>, stream: AsyncStream<LoadingSnapshot<Data>>, forceRefresh: Bool,
+    fetch: @escaping FlowCoordinator<Param, Data>.Fetch
+  ) {
+    self.coordinator = coordinator
+    iterator = stream.makeAsyncIterator()
+    activation = (forceRefresh, fetch)
+    super.init()
+  }
+
+  override func next() async -> LoadingSnapshot<Data>? {
+    if let activation {
+      self.activation = nil
+      await coordinator.activate(forceRefresh: activation.forceRefresh, fetcher: activation.fetch)
+    }
+    return await iterator.next()
   }
 }

@@ -28,16 +28,17 @@ final class Broadcaster<Data: Sendable>: Sendable {
   /// unsubscribes) when the iterating task is cancelled or the stream is dropped.
   func subscribe() -> AsyncStream<Snapshot> {
     let (stream, continuation) = AsyncStream.makeStream(of: Snapshot.self, bufferingPolicy: .unbounded)
+    // One critical section: the replay goes into the buffer of a stream nobody iterates yet,
+    // so it resumes no task under the lock. The stream cannot end before it is returned, so
+    // the termination handler set after it is never missed.
     let id = state.withLock { state in
       let id = state.nextID
       state.nextID += 1
+      state.subscribers[id] = continuation
+      if let current = state.current { continuation.yield(current) }
       return id
     }
     continuation.onTermination = { [weak self] _ in self?.remove(id) }
-    state.withLock { state in
-      state.subscribers[id] = continuation
-      if let current = state.current { continuation.yield(current) }
-    }
     return stream
   }
 
