@@ -9,8 +9,9 @@ import _KilnSynchronization
 /// and whatever started before it can no longer change the content or the cache (newest
 /// wins). Cache writes run one after another in the order of the state changes, so the
 /// cache ends with what the state shows.
+@usableFromInline
 actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
-  typealias Fetch = @Sendable (Param, Data?) async throws -> Data
+  @usableFromInline typealias Fetch = @Sendable (Param, Data?) async throws -> Data
   typealias FetchTask = Task<Result<Data, any Error>, Never>
 
   private enum Phase {
@@ -28,7 +29,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   nonisolated let param: Param
   nonisolated let cacher: any Cacher<Param, Data>
   nonisolated let registry: FlowRegistry<Param, Data>
-  nonisolated let broadcaster = Broadcaster<Data>()
+  @usableFromInline nonisolated let broadcaster = Broadcaster<Data>()
   /// Leases (operations in progress and not yet ended); a leased coordinator is never released.
   private nonisolated let leases = KilnMutex(0)
 
@@ -51,6 +52,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   /// Fetches started, for tests and statistics.
   private(set) var fetchCount = 0
 
+  @usableFromInline
   init(param: Param, cacher: any Cacher<Param, Data>, registry: FlowRegistry<Param, Data>) {
     self.param = param
     self.cacher = cacher

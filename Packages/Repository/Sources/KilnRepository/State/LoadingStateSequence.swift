@@ -83,6 +83,7 @@ public struct LoadingSnapshotSequence<Content: Sendable>: AsyncSequence, Sendabl
 
   let makeSource: @Sendable () -> SnapshotSource<Content>
 
+  @usableFromInline
   init(_ makeSource: @escaping @Sendable () -> SnapshotSource<Content>) {
     self.makeSource = makeSource
   }
@@ -108,6 +109,7 @@ public struct LoadingSnapshotSequence<Content: Sendable>: AsyncSequence, Sendabl
 /// Not final: a repository subscription (``FlowSubscriptionSource``) overrides ``next()`` and
 /// keeps its state in stored properties, one object per subscription instead of a closure
 /// context and a box for each captured variable.
+@usableFromInline
 class SnapshotSource<Content: Sendable> {
   private let nextSnapshot: (() async -> LoadingSnapshot<Content>?)?
 
@@ -116,6 +118,7 @@ class SnapshotSource<Content: Sendable> {
   }
 
   /// For subclasses, which override ``next()``.
+  @usableFromInline
   init() {
     nextSnapshot = nil
   }
