@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 public import _KilnSynchronization
 
 /// The loading states of a cacher's params: one shared state (and at most one fetch) per
@@ -35,6 +36,9 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
   static var invalidationLimit: Int { 64 }
 
   @usableFromInline let state = KilnMutex(State())
+  /// Whether any invalidation was recorded (they are never removed): until then
+  /// ``isInvalidated(_:cachedAt:)`` answers without the lock, on every subscription.
+  private let hasInvalidations = Atomic(false)
 
   /// Creates a registry.
   ///
@@ -78,6 +82,7 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
     let now = self.now()
     let held = state.withLock { state in
       state.invalidations.append(Invalidation(matches: predicate, date: now))
+      hasInvalidations.store(true, ordering: .releasing)
       if state.invalidations.count > Self.invalidationLimit {
         let excess = state.invalidations.count - Self.invalidationLimit + 1
         let latest = state.invalidations.prefix(excess).map(\.date).max() ?? now
@@ -112,6 +117,7 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
 
   /// Whether an invalidation covers data of `param` cached at `cachedAt`.
   func isInvalidated(_ param: Param, cachedAt: Date?) -> Bool {
+    guard hasInvalidations.load(ordering: .acquiring) else { return false }
     let invalidations = state.withLock { $0.invalidations }
     return invalidations.contains { invalidation in
       guard let cachedAt else { return invalidation.matches(param) }

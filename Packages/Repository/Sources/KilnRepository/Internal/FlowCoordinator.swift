@@ -48,6 +48,9 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   private var prev = Additional.fixed
   private var releaseToken: UInt64 = 0
   private var releaseTask: Task<Void, Never>?
+  /// Whether the broadcaster's current state is `.completed`: only this actor emits, so it
+  /// knows without reading the broadcaster (a lock and a generic copy on every subscription).
+  private var showsCompleted = false
 
   /// Fetches started, for tests and statistics.
   private(set) var fetchCount = 0
@@ -156,6 +159,8 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   private func publish() {
     guard let state = currentState() else { return }
     broadcaster.emit(LoadingSnapshot(state: state, origin: content == nil ? nil : origin))
+    // An emit skipped as the same state leaves an equal state, so this holds either way.
+    if case .completed = state { showsCompleted = true } else { showsCompleted = false }
   }
 
   /// The content and its date as the coordinator knows them.
@@ -191,7 +196,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     guard before == generation else { return nil }
     // Nothing changed (the same cached write, already shown as completed): emit nothing.
     if !reading.isStale, !invalidated, hasState, content != nil, case .fixed = phase,
-      case .completed = broadcaster.current?.state,
+      showsCompleted,
       let cached = reading.cached, cached.cachedAt != nil, cached.cachedAt == cachedAt
     {
       return nil
