@@ -152,12 +152,13 @@ struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
 /// the broadcaster's stream.
 @usableFromInline
 final class FlowSubscriptionSource<Param: Hashable & Sendable, Data: Sendable>: SnapshotSource<Data> {
-  private let coordinator: FlowCoordinator<Param, Data>
-  private var iterator: AsyncStream<LoadingSnapshot<Data>>.Iterator
+  @usableFromInline let coordinator: FlowCoordinator<Param, Data>
+  @usableFromInline var iterator: AsyncStream<LoadingSnapshot<Data>>.Iterator
   /// What the first `next()` activates the coordinator with; `nil` once it has.
-  private var activation: (forceRefresh: Bool, fetch: FlowCoordinator<Param, Data>.Fetch)?
+  @usableFromInline var activation: (forceRefresh: Bool, fetch: FlowCoordinator<Param, Data>.Fetch)?
 
-  @usableFromInline
+  /// Inlinable, so that it is made specialised like the rest of a subscription.
+  @inlinable
   init(
     coordinator: FlowCoordinator<Param, Data>, stream: AsyncStream<LoadingSnapshot<Data>>, forceRefresh: Bool,
     fetch: @escaping FlowCoordinator<Param, Data>.Fetch
