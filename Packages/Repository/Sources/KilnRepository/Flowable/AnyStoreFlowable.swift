@@ -9,10 +9,18 @@
 /// Flowables made from one cacher share the state of each param (it lives in the cacher's
 /// ``Cacher/flows``): make as many as you like, they see the same states and share fetches.
 public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
-  let base: any FlowHandling<Data>
+  @usableFromInline let base: any FlowHandling<Data>
+  /// `base.publish(forceRefresh:)`, made where the flowable was (see `init(_:)`).
+  @usableFromInline let publisher: @Sendable (Bool) -> LoadingStateSequence<Data>
 
-  init(_ base: any FlowHandling<Data>) {
-    self.base = base
+  // Inlinable (library evolution is off, so this is no public API): a subscription is made in
+  // the module that called `AnyStoreFlowable.from`, specialised for its Param and Data. Generic
+  // code left unspecialised looks up the metadata of every generic type it touches at run time
+  // (about a third of a first emission's time, measured by RepositoryBenchmarks).
+  @inlinable
+  init<Param>(_ handle: FlowHandle<Param, Data>) {
+    base = handle
+    publisher = { handle.publish(forceRefresh: $0) }
   }
 
   /// Makes a flowable for `param`.
@@ -22,6 +30,7 @@ public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
   ///   - fetcher: Fetches the data of `param`.
   ///   - param: The param.
   /// - Returns: The flowable.
+  @inlinable
   public static func from<C: Cacher, F: Fetcher>(
     cacher: C, fetcher: F, param: C.Param
   ) -> AnyStoreFlowable<Data> where C.Data == Data, F.Param == C.Param, F.Data == Data {
@@ -30,6 +39,7 @@ public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
   }
 
   /// Makes a flowable for a cacher and fetcher without a param (``UnitParam``).
+  @inlinable
   public static func from<C: Cacher, F: Fetcher>(
     cacher: C, fetcher: F
   ) -> AnyStoreFlowable<Data> where C.Data == Data, C.Param == UnitParam, F.Param == UnitParam, F.Data == Data {
@@ -37,7 +47,7 @@ public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
   }
 
   public func publish(forceRefresh: Bool) -> LoadingStateSequence<Data> {
-    base.publish(forceRefresh: forceRefresh)
+    publisher(forceRefresh)
   }
 
   public func requireData(from: GettingFrom) async throws -> Data {
@@ -62,6 +72,7 @@ public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
 }
 
 /// What ``AnyStoreFlowable`` forwards to.
+@usableFromInline
 protocol FlowHandling<Data>: Sendable {
   associatedtype Data: Sendable
   func publish(forceRefresh: Bool) -> LoadingStateSequence<Data>
@@ -72,11 +83,13 @@ protocol FlowHandling<Data>: Sendable {
 }
 
 /// One param of one cacher, with the fetch to use for it.
+@usableFromInline
 struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
-  let cacher: any Cacher<Param, Data>
-  let param: Param
-  let fetch: FlowCoordinator<Param, Data>.Fetch
+  @usableFromInline let cacher: any Cacher<Param, Data>
+  @usableFromInline let param: Param
+  @usableFromInline let fetch: FlowCoordinator<Param, Data>.Fetch
 
+  @usableFromInline
   init(cacher: any Cacher<Param, Data>, param: Param, fetch: @escaping FlowCoordinator<Param, Data>.Fetch) {
     self.cacher = cacher
     self.param = param
@@ -98,41 +111,69 @@ struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
     }
   }
 
+  @inlinable
   func snapshots(forceRefresh: Bool) -> LoadingSnapshotSequence<Data> {
     let cacher = self.cacher
     let param = self.param
     let fetch = self.fetch
     return LoadingSnapshotSequence {
       let (coordinator, stream) = cacher.flows.subscribe(param, cacher: cacher)
-      var iterator = stream.makeAsyncIterator()
-      var activated = false
-      return SnapshotSource {
-        if !activated {
-          activated = true
-          await coordinator.activate(forceRefresh: forceRefresh, fetcher: fetch)
-        }
-        return await iterator.next()
-      }
+      return FlowSubscriptionSource(coordinator: coordinator, stream: stream, forceRefresh: forceRefresh, fetch: fetch)
     }
   }
 
+  @inlinable
   func publish(forceRefresh: Bool) -> LoadingStateSequence<Data> {
     LoadingStateSequence(snapshots(forceRefresh: forceRefresh))
   }
 
+  @usableFromInline
   func requireData(from: GettingFrom) async throws -> Data {
     try await withCoordinator { try await $0.require(from: from, fetcher: fetch) }
   }
 
+  @usableFromInline
   func validate() async {
     await withCoordinator { await $0.validate(fetcher: fetch) }
   }
 
+  @usableFromInline
   func refresh() async {
     _ = await withCoordinator { await $0.refresh(fetcher: fetch) }
   }
 
+  @usableFromInline
   func update(_ newData: Data?) async {
     await withCoordinator { await $0.update(newData) }
+  }
+}
+
+/// One subscription to a param: activates the coordinator on the first `next()`, then reads
+/// the broadcaster's stream.
+@usableFromInline
+final class FlowSubscriptionSource<Param: Hashable & Sendable, Data: Sendable>: SnapshotSource<Data> {
+  @usableFromInline let coordinator: FlowCoordinator<Param, Data>
+  @usableFromInline var iterator: AsyncStream<LoadingSnapshot<Data>>.Iterator
+  /// What the first `next()` activates the coordinator with; `nil` once it has.
+  @usableFromInline var activation: (forceRefresh: Bool, fetch: FlowCoordinator<Param, Data>.Fetch)?
+
+  /// Inlinable, so that it is made specialised like the rest of a subscription.
+  @inlinable
+  init(
+    coordinator: FlowCoordinator<Param, Data>, stream: AsyncStream<LoadingSnapshot<Data>>, forceRefresh: Bool,
+    fetch: @escaping FlowCoordinator<Param, Data>.Fetch
+  ) {
+    self.coordinator = coordinator
+    iterator = stream.makeAsyncIterator()
+    activation = (forceRefresh, fetch)
+    super.init()
+  }
+
+  override func next() async -> LoadingSnapshot<Data>? {
+    if let activation {
+      self.activation = nil
+      await coordinator.activate(forceRefresh: activation.forceRefresh, fetcher: activation.fetch)
+    }
+    return await iterator.next()
   }
 }

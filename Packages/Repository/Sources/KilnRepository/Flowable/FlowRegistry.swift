@@ -1,5 +1,6 @@
 public import Foundation
-import _KilnSynchronization
+import Synchronization
+public import _KilnSynchronization
 
 /// The loading states of a cacher's params: one shared state (and at most one fetch) per
 /// param, released when nobody has used it for ``releaseDelay``.
@@ -19,13 +20,14 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
   /// The wall clock that dates invalidations (compared with cached-at dates).
   let now: @Sendable () -> Date
 
-  private struct Invalidation {
+  struct Invalidation {
     var matches: @Sendable (Param) -> Bool
     var date: Date
   }
 
-  private struct State {
-    var coordinators: [Param: FlowCoordinator<Param, Data>] = [:]
+  @usableFromInline
+  struct State {
+    @usableFromInline var coordinators: [Param: FlowCoordinator<Param, Data>] = [:]
     var invalidations: [Invalidation] = []
   }
 
@@ -33,7 +35,10 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
   /// merged into one that invalidates every param cached before it (more refetching, never less).
   static var invalidationLimit: Int { 64 }
 
-  private let state = KilnMutex(State())
+  @usableFromInline let state = KilnMutex(State())
+  /// Whether any invalidation was recorded (they are never removed): until then
+  /// ``isInvalidated(_:cachedAt:)`` answers without the lock, on every subscription.
+  private let hasInvalidations = Atomic(false)
 
   /// Creates a registry.
   ///
@@ -77,6 +82,7 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
     let now = self.now()
     let held = state.withLock { state in
       state.invalidations.append(Invalidation(matches: predicate, date: now))
+      hasInvalidations.store(true, ordering: .releasing)
       if state.invalidations.count > Self.invalidationLimit {
         let excess = state.invalidations.count - Self.invalidationLimit + 1
         let latest = state.invalidations.prefix(excess).map(\.date).max() ?? now
@@ -111,6 +117,7 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
 
   /// Whether an invalidation covers data of `param` cached at `cachedAt`.
   func isInvalidated(_ param: Param, cachedAt: Date?) -> Bool {
+    guard hasInvalidations.load(ordering: .acquiring) else { return false }
     let invalidations = state.withLock { $0.invalidations }
     return invalidations.contains { invalidation in
       guard let cachedAt else { return invalidation.matches(param) }
@@ -129,6 +136,11 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
   }
 
   /// Subscribes to `param`'s states, atomically with respect to releasing it.
+  // Inlinable (library evolution is off, so this is no public API): a subscription is made in
+  // the module that called `AnyStoreFlowable.from`, specialised for its Param and Data. Generic
+  // code left unspecialised looks up the metadata of every generic type it touches at run time
+  // (about a third of a first emission's time, measured by RepositoryBenchmarks).
+  @inlinable
   func subscribe(
     _ param: Param, cacher: any Cacher<Param, Data>
   ) -> (FlowCoordinator<Param, Data>, AsyncStream<LoadingSnapshot<Data>>) {
@@ -138,7 +150,8 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
     }
   }
 
-  private func coordinator(
+  @inlinable
+  func coordinator(
     _ param: Param, cacher: any Cacher<Param, Data>, in state: inout State
   ) -> FlowCoordinator<Param, Data> {
     if let existing = state.coordinators[param] { return existing }

@@ -1,4 +1,4 @@
-import _KilnSynchronization
+public import _KilnSynchronization
 
 /// Fans the snapshots of one param out to its subscribers: replays the current snapshot to
 /// each new subscriber, then yields every change, in one order for everyone.
@@ -7,17 +7,23 @@ import _KilnSynchronization
 /// a new state with the current one happens outside the lock. Registering a subscriber (with
 /// its replay) and swapping the current snapshot happen under it, so nobody misses or repeats
 /// a change; yielding to the subscribers happens after it, never under it (see ``emit(_:)``).
+///
+/// `subscribe()` and `remove(_:)` are inlinable so that a subscription made from specialised
+/// code (see ``FlowRegistry/subscribe(_:cacher:)``) is specialised too; library evolution is
+/// off, so this is no public API.
+@usableFromInline
 final class Broadcaster<Data: Sendable>: Sendable {
-  typealias Snapshot = LoadingSnapshot<Data>
+  @usableFromInline typealias Snapshot = LoadingSnapshot<Data>
 
-  private struct State {
-    var current: Snapshot?
-    var subscribers: [UInt64: AsyncStream<Snapshot>.Continuation] = [:]
-    var nextID: UInt64 = 0
-    var onEmpty: (@Sendable () -> Void)?
+  @usableFromInline
+  struct State {
+    @usableFromInline var current: Snapshot?
+    @usableFromInline var subscribers: [UInt64: AsyncStream<Snapshot>.Continuation] = [:]
+    @usableFromInline var nextID: UInt64 = 0
+    @usableFromInline var onEmpty: (@Sendable () -> Void)?
   }
 
-  private let state = KilnMutex(State())
+  @usableFromInline let state = KilnMutex(State())
 
   /// Calls `body` (outside the lock) each time the last subscriber leaves.
   func onEmpty(_ body: @escaping @Sendable () -> Void) {
@@ -26,22 +32,25 @@ final class Broadcaster<Data: Sendable>: Sendable {
 
   /// A new subscription: the current snapshot (if any), then every change. Ends (and
   /// unsubscribes) when the iterating task is cancelled or the stream is dropped.
+  @inlinable
   func subscribe() -> AsyncStream<Snapshot> {
     let (stream, continuation) = AsyncStream.makeStream(of: Snapshot.self, bufferingPolicy: .unbounded)
+    // One critical section: the replay goes into the buffer of a stream nobody iterates yet,
+    // so it resumes no task under the lock. The stream cannot end before it is returned, so
+    // the termination handler set after it is never missed.
     let id = state.withLock { state in
       let id = state.nextID
       state.nextID += 1
+      state.subscribers[id] = continuation
+      if let current = state.current { continuation.yield(current) }
       return id
     }
     continuation.onTermination = { [weak self] _ in self?.remove(id) }
-    state.withLock { state in
-      state.subscribers[id] = continuation
-      if let current = state.current { continuation.yield(current) }
-    }
     return stream
   }
 
-  private func remove(_ id: UInt64) {
+  @inlinable
+  func remove(_ id: UInt64) {
     let onEmpty: (@Sendable () -> Void)? = state.withLock { state in
       guard state.subscribers.removeValue(forKey: id) != nil, state.subscribers.isEmpty else { return nil }
       return state.onEmpty

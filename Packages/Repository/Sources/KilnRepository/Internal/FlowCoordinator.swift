@@ -9,8 +9,9 @@ import _KilnSynchronization
 /// and whatever started before it can no longer change the content or the cache (newest
 /// wins). Cache writes run one after another in the order of the state changes, so the
 /// cache ends with what the state shows.
+@usableFromInline
 actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
-  typealias Fetch = @Sendable (Param, Data?) async throws -> Data
+  @usableFromInline typealias Fetch = @Sendable (Param, Data?) async throws -> Data
   typealias FetchTask = Task<Result<Data, any Error>, Never>
 
   private enum Phase {
@@ -28,7 +29,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   nonisolated let param: Param
   nonisolated let cacher: any Cacher<Param, Data>
   nonisolated let registry: FlowRegistry<Param, Data>
-  nonisolated let broadcaster = Broadcaster<Data>()
+  @usableFromInline nonisolated let broadcaster = Broadcaster<Data>()
   /// Leases (operations in progress and not yet ended); a leased coordinator is never released.
   private nonisolated let leases = KilnMutex(0)
 
@@ -47,10 +48,14 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   private var prev = Additional.fixed
   private var releaseToken: UInt64 = 0
   private var releaseTask: Task<Void, Never>?
+  /// Whether the broadcaster's current state is `.completed`: only this actor emits, so it
+  /// knows without reading the broadcaster (a lock and a generic copy on every subscription).
+  private var showsCompleted = false
 
   /// Fetches started, for tests and statistics.
   private(set) var fetchCount = 0
 
+  @usableFromInline
   init(param: Param, cacher: any Cacher<Param, Data>, registry: FlowRegistry<Param, Data>) {
     self.param = param
     self.cacher = cacher
@@ -154,6 +159,8 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   private func publish() {
     guard let state = currentState() else { return }
     broadcaster.emit(LoadingSnapshot(state: state, origin: content == nil ? nil : origin))
+    // An emit skipped as the same state leaves an equal state, so this holds either way.
+    if case .completed = state { showsCompleted = true } else { showsCompleted = false }
   }
 
   /// The content and its date as the coordinator knows them.
@@ -189,7 +196,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     guard before == generation else { return nil }
     // Nothing changed (the same cached write, already shown as completed): emit nothing.
     if !reading.isStale, !invalidated, hasState, content != nil, case .fixed = phase,
-      case .completed = broadcaster.current?.state,
+      showsCompleted,
       let cached = reading.cached, cached.cachedAt != nil, cached.cachedAt == cachedAt
     {
       return nil

@@ -83,6 +83,7 @@ public struct LoadingSnapshotSequence<Content: Sendable>: AsyncSequence, Sendabl
 
   let makeSource: @Sendable () -> SnapshotSource<Content>
 
+  @usableFromInline
   init(_ makeSource: @escaping @Sendable () -> SnapshotSource<Content>) {
     self.makeSource = makeSource
   }
@@ -104,14 +105,25 @@ public struct LoadingSnapshotSequence<Content: Sendable>: AsyncSequence, Sendabl
 }
 
 /// One subscription's `next()`, owned by one iterator (so never shared between tasks).
-final class SnapshotSource<Content: Sendable> {
-  private let nextSnapshot: () async -> LoadingSnapshot<Content>?
+///
+/// Not final: a repository subscription (``FlowSubscriptionSource``) overrides ``next()`` and
+/// keeps its state in stored properties, one object per subscription instead of a closure
+/// context and a box for each captured variable.
+@usableFromInline
+class SnapshotSource<Content: Sendable> {
+  private let nextSnapshot: (() async -> LoadingSnapshot<Content>?)?
 
   init(_ next: @escaping () async -> LoadingSnapshot<Content>?) {
     nextSnapshot = next
   }
 
+  /// For subclasses, which override ``next()``.
+  @usableFromInline
+  init() {
+    nextSnapshot = nil
+  }
+
   func next() async -> LoadingSnapshot<Content>? {
-    await nextSnapshot()
+    await nextSnapshot?()
   }
 }
