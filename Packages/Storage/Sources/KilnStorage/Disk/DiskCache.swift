@@ -275,7 +275,7 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
   // MARK: - Internal
 
   func filePath(_ digest: KeyDigest) -> String {
-    path + "/" + digest.fileName
+    digest.path(in: path)
   }
 
   /// The keys' files, least recently used first (for tests of the eviction order).

@@ -32,7 +32,7 @@ actor DiskIndex {
   }
 
   func path(for digest: KeyDigest) -> String {
-    directory + "/" + digest.fileName
+    digest.path(in: directory)
   }
 
   // MARK: - Loading

@@ -46,6 +46,21 @@ struct SHA256 {
 
   /// Pads the message and returns the 32-byte digest.
   mutating func finalize() -> [UInt8] {
+    let words = finalizeWords()
+    var digest: [UInt8] = []
+    digest.reserveCapacity(32)
+    for word in [words.0, words.1, words.2, words.3, words.4, words.5, words.6, words.7] {
+      digest.append(UInt8(truncatingIfNeeded: word >> 24))
+      digest.append(UInt8(truncatingIfNeeded: word >> 16))
+      digest.append(UInt8(truncatingIfNeeded: word >> 8))
+      digest.append(UInt8(truncatingIfNeeded: word))
+    }
+    return digest
+  }
+
+  /// Pads the message and returns the digest as its eight big-endian words, without
+  /// allocating (what ``KeyDigest`` reads on every `DiskCache` access).
+  mutating func finalizeWords() -> (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) {
     let bitLength = totalLength &* 8
     block[blockCount] = 0x80
     blockCount += 1
@@ -66,19 +81,17 @@ struct SHA256 {
       blockCount += 1
     }
     compressBlock()
-    var digest: [UInt8] = []
-    digest.reserveCapacity(32)
-    for word in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
-      digest.append(UInt8(truncatingIfNeeded: word >> 24))
-      digest.append(UInt8(truncatingIfNeeded: word >> 16))
-      digest.append(UInt8(truncatingIfNeeded: word >> 8))
-      digest.append(UInt8(truncatingIfNeeded: word))
-    }
-    return digest
+    return state
   }
 
   private mutating func compressBlock() {
-    var w = [UInt32](repeating: 0, count: 64)
+    // The message schedule lives on the stack: an array here allocated once per block.
+    withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+      compress(schedule: w)
+    }
+  }
+
+  private mutating func compress(schedule w: UnsafeMutableBufferPointer<UInt32>) {
     for t in 0..<16 {
       w[t] =
         UInt32(block[t * 4]) << 24 | UInt32(block[t * 4 + 1]) << 16 | UInt32(block[t * 4 + 2]) << 8

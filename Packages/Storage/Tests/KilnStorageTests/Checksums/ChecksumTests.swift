@@ -70,6 +70,20 @@ struct ChecksumTests {
     #expect(CRC32.checksum(flipped) != whole)
   }
 
+  @Test("a key digest is the first half of the key's SHA-256, and its path joins directory and file name")
+  func digestPaths() {
+    for key in ["", "key", "../../etc/passwd", String(repeating: "é", count: 100)] {
+      let bytes = Array(key.utf8)
+      let digest = KeyDigest.sha256(bytes)
+      let hash = SHA256.hash(bytes)
+      let expected = hash[..<16].map { String(format: "%02x", $0) }.joined()
+      #expect(digest.fileName == expected, "key \(key)")
+      for directory in ["/tmp/cache", "", "/données/çache 2", "/" + String(repeating: "d", count: 300)] {
+        #expect(digest.path(in: directory) == directory + "/" + expected)
+      }
+    }
+  }
+
   @Test("a key digest round-trips through its 32-character file name, and only such names parse")
   func digestFileNames() {
     let digest = KeyDigest.sha256(Array("key".utf8))
