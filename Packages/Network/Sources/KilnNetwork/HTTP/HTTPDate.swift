@@ -45,7 +45,7 @@ public enum HTTPDate {
 
   /// Formats a date as an IMF-fixdate, such as `Sun, 06 Nov 1994 08:49:37 GMT`.
   ///
-  /// The form has a four-digit year, so a date before year 1 or after year 9999 is clamped
+  /// The form has a four-digit year, so a date before year 0 or after year 9999 is clamped
   /// to the first or last second the form can write, and a date whose time interval is not
   /// a number formats as the epoch (1 January 1970) instead of trapping.
   ///
@@ -66,8 +66,9 @@ public enum HTTPDate {
       + "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) GMT"
   }
 
-  /// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z, the range of a four-digit year.
-  private static let firstWritableSecond: TimeInterval = -62_135_596_800
+  /// 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z (proleptic Gregorian), the range of a
+  /// four-digit year, which ``parse(_:)`` reads back.
+  private static let firstWritableSecond: TimeInterval = -62_167_219_200
   private static let lastWritableSecond: TimeInterval = 253_402_300_799
 
   // MARK: - The three forms

@@ -91,7 +91,13 @@ struct HTTPDateTests {
   func formattingOutOfRange() {
     #expect(HTTPDate.format(Date(timeIntervalSince1970: .nan)) == "Thu, 01 Jan 1970 00:00:00 GMT")
     #expect(HTTPDate.format(Date(timeIntervalSince1970: .infinity)) == "Fri, 31 Dec 9999 23:59:59 GMT")
-    #expect(HTTPDate.format(Date(timeIntervalSince1970: -.infinity)) == "Mon, 01 Jan 0001 00:00:00 GMT")
+    #expect(HTTPDate.format(Date(timeIntervalSince1970: -.infinity)) == "Sat, 01 Jan 0000 00:00:00 GMT")
+    #expect(HTTPDate.format(Date(timeIntervalSince1970: -1e300)) == "Sat, 01 Jan 0000 00:00:00 GMT")
+    // The clamped ends parse back, like every date the form can write.
+    for edge in [-62_167_219_200, 253_402_300_799] as [TimeInterval] {
+      let date = Date(timeIntervalSince1970: edge)
+      #expect(HTTPDate.parse(HTTPDate.format(date)) == date)
+    }
     #expect(HTTPDate.format(.distantFuture) == "Mon, 01 Jan 4001 00:00:00 GMT")
     #expect(HTTPDate.format(Date(timeIntervalSince1970: 1e300)) == "Fri, 31 Dec 9999 23:59:59 GMT")
   }
