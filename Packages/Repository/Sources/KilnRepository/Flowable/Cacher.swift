@@ -91,6 +91,11 @@ extension Cacher {
 
   /// Whether `cachedAt + expiration` is before now; `false` without a date or an expiration.
   public func needsRefresh(cachedAt: Date?, param: Param) async -> Bool {
+    isExpired(cachedAt: cachedAt)
+  }
+
+  /// The default ``needsRefresh(cachedAt:param:)``, without suspending.
+  func isExpired(cachedAt: Date?) -> Bool {
     guard let cachedAt, let expiration else { return false }
     return cachedAt.addingTimeInterval(expiration.timeInterval) < now()
   }

@@ -20,6 +20,10 @@ public final class StoreCacher<Param: Hashable & Sendable, Data: Sendable>: Cach
   public let now: @Sendable () -> Date
   /// The loading states of this cacher's params.
   public let flows: FlowRegistry<Param, Data>
+  /// ``store`` when it is a `MemoryCache`: the repository then reads it in place, without
+  /// the hops off its actor and back that awaiting ``loadCachedData(param:)`` and
+  /// ``needsRefresh(cachedAt:param:)`` cost (see `FlowCoordinator.readCache()`).
+  let memory: MemoryCache<Param, Data>?
 
   /// Creates a cacher over `store`.
   ///
@@ -36,7 +40,9 @@ public final class StoreCacher<Param: Hashable & Sendable, Data: Sendable>: Cach
     now: @escaping @Sendable () -> Date = Date.init
   ) {
     precondition(expiration.map { $0 >= .zero } ?? true, "StoreCacher expiration must not be negative")
-    self.store = store ?? MemoryCache<Param, Data>(entryLifetime: nil, now: now)
+    let store = store ?? MemoryCache<Param, Data>(entryLifetime: nil, now: now)
+    self.store = store
+    self.memory = store as? MemoryCache<Param, Data>
     self.expiration = expiration
     self.flows = flows ?? FlowRegistry(now: now)
     self.now = now

@@ -29,6 +29,12 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   nonisolated let param: Param
   nonisolated let cacher: any Cacher<Param, Data>
   nonisolated let registry: FlowRegistry<Param, Data>
+  /// The cacher when it is a `StoreCacher` over a `MemoryCache`, read in place by
+  /// ``readCache()``. Awaiting a cacher's requirements (nonisolated async functions) leaves
+  /// this actor's executor and comes back, twice per read; a `StoreCacher` is final and keeps
+  /// the default `needsRefresh`, and a `MemoryCache` reads synchronously, so reading them here
+  /// gives the same answer without suspending.
+  private nonisolated let memoryCacher: StoreCacher<Param, Data>?
   @usableFromInline nonisolated let broadcaster = Broadcaster<Data>()
   /// Leases (operations in progress and not yet ended); a leased coordinator is never released.
   private nonisolated let leases = KilnMutex(0)
@@ -60,6 +66,8 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     self.param = param
     self.cacher = cacher
     self.registry = registry
+    let storeCacher = cacher as? StoreCacher<Param, Data>
+    self.memoryCacher = storeCacher?.memory == nil ? nil : storeCacher
     broadcaster.onEmpty { [weak self] in
       guard let self else { return }
       Task { await self.lastSubscriberLeft() }
@@ -176,6 +184,13 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   /// Reads the cache after every write enqueued so far.
   private func readCache() async -> Reading {
     if let lastWrite { await lastWrite.value }
+    if let memoryCacher, let memory = memoryCacher.memory {
+      guard let entry = memory.entry(forKey: param) else { return Reading(cached: nil, isStale: true) }
+      let cached = CachedData(data: entry.value, cachedAt: entry.storedAt)
+      let stale =
+        registry.isInvalidated(param, cachedAt: cached.cachedAt) || memoryCacher.isExpired(cachedAt: cached.cachedAt)
+      return Reading(cached: cached, isStale: stale)
+    }
     let cached = try? await cacher.loadCachedData(param: param)
     guard let cached else { return Reading(cached: nil, isStale: true) }
     let stale =
