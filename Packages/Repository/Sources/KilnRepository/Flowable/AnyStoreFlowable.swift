@@ -128,8 +128,11 @@ struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
     let fetchID = self.fetchID
     return LoadingSnapshotSequence {
       let (coordinator, stream) = cacher.flows.subscribe(param, cacher: cacher)
+      // The check that may skip activating (see FlowSubscriptionSource.next()), made here so
+      // that it is specialised; it captures nothing, so it allocates nothing.
       return FlowSubscriptionSource(
-        coordinator: coordinator, stream: stream, forceRefresh: forceRefresh, fetch: fetch, fetchID: fetchID)
+        coordinator: coordinator, stream: stream, forceRefresh: forceRefresh, fetch: fetch, fetchID: fetchID,
+        showsValidCache: { $0.showsValidCache(fetchID: $1) })
     }
   }
 
@@ -167,14 +170,19 @@ final class FlowSubscriptionSource<Param: Hashable & Sendable, Data: Sendable>: 
   @usableFromInline var iterator: AsyncStream<LoadingSnapshot<Data>>.Iterator
   /// What the first `next()` activates the coordinator with; `nil` once it has.
   @usableFromInline var activation: (forceRefresh: Bool, fetch: FlowCoordinator<Param, Data>.Fetch, fetchID: UInt64)?
+  /// `FlowCoordinator.showsValidCache(fetchID:)`, specialised where the subscription was made
+  /// (this class's methods are not: they are called through the base class).
+  @usableFromInline let showsValidCache: (FlowCoordinator<Param, Data>, UInt64) -> Bool
 
   /// Inlinable, so that it is made specialised like the rest of a subscription.
   @inlinable
   init(
     coordinator: FlowCoordinator<Param, Data>, stream: AsyncStream<LoadingSnapshot<Data>>, forceRefresh: Bool,
-    fetch: @escaping FlowCoordinator<Param, Data>.Fetch, fetchID: UInt64
+    fetch: @escaping FlowCoordinator<Param, Data>.Fetch, fetchID: UInt64,
+    showsValidCache: @escaping (FlowCoordinator<Param, Data>, UInt64) -> Bool
   ) {
     self.coordinator = coordinator
+    self.showsValidCache = showsValidCache
     iterator = stream.makeAsyncIterator()
     activation = (forceRefresh, fetch, fetchID)
     super.init()
@@ -185,7 +193,7 @@ final class FlowSubscriptionSource<Param: Hashable & Sendable, Data: Sendable>: 
       self.activation = nil
       // A valid memory cache already shown (the replay in the stream): nothing to validate,
       // so no hop onto the coordinator's actor.
-      if activation.forceRefresh || !coordinator.showsValidCache(fetchID: activation.fetchID) {
+      if activation.forceRefresh || !showsValidCache(coordinator, activation.fetchID) {
         await coordinator.activate(
           forceRefresh: activation.forceRefresh, fetcher: activation.fetch, fetchID: activation.fetchID)
       }

@@ -133,6 +133,7 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
   }
 
   /// Whether an invalidation covers data of `param` cached at `cachedAt`.
+  @usableFromInline
   func isInvalidated(_ param: Param, cachedAt: Date?) -> Bool {
     guard hasInvalidations.load(ordering: .acquiring) else { return false }
     let invalidations = state.withLock { $0.invalidations }

@@ -1,5 +1,5 @@
-import Foundation
-import _KilnSynchronization
+public import Foundation
+public import _KilnSynchronization
 
 /// The state of one param: its content, whether it loads or failed, the one fetch in
 /// flight, the additional page requests, and the order of cache writes.
@@ -26,41 +26,21 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     case failed(any Error)
   }
 
-  nonisolated let param: Param
+  @usableFromInline nonisolated let param: Param
   nonisolated let cacher: any Cacher<Param, Data>
-  nonisolated let registry: FlowRegistry<Param, Data>
+  @usableFromInline nonisolated let registry: FlowRegistry<Param, Data>
   /// The cacher when it is a `StoreCacher` over a `MemoryCache`, read in place by
   /// ``readCache()``. Awaiting a cacher's requirements (nonisolated async functions) leaves
   /// this actor's executor and comes back, twice per read; a `StoreCacher` is final and keeps
   /// the default `needsRefresh`, and a `MemoryCache` reads synchronously, so reading them here
   /// gives the same answer without suspending.
-  private nonisolated let memoryCacher: StoreCacher<Param, Data>?
+  @usableFromInline nonisolated let memoryCacher: StoreCacher<Param, Data>?
   @usableFromInline nonisolated let broadcaster = Broadcaster<Data>()
   /// Leases (operations in progress and not yet ended); a leased coordinator is never released.
   private nonisolated let leases = KilnMutex(0)
   /// What is read off the actor: by a new subscriber (``showsValidCache(fetchID:)``), by the
   /// end of a subscription (``lastSubscriberLeft()``) and by the release of an idle param.
-  private nonisolated let mirror = KilnMutex(Mirror())
-
-  /// The part of the actor's state read without hopping onto it, and the release deadline.
-  /// Not generic, so that reading it from unspecialised code looks up no metadata.
-  private struct Mirror {
-    /// When the cache entry shown was stored, while the broadcaster shows it completed and
-    /// valid as the actor last checked (no fetch, no write, no invalidation since); `nil`
-    /// otherwise.
-    var settledAt: Date?
-    /// The actor's `lastFetchID`.
-    var lastFetchID: UInt64 = 0
-    /// A fetch is in flight.
-    var fetching = false
-    /// A fetch is in flight, awaited, or a cache write is pending: not idle.
-    var busy = false
-    /// When an idle param is released, as an offset on the registry's clock
-    /// (``FlowRegistry/elapsed``); `nil` when no release is due.
-    var releaseDeadline: Duration?
-    /// A release task runs (it sleeps until ``releaseDeadline``, again while it moves).
-    var releasing = false
-  }
+  @usableFromInline nonisolated let mirror = KilnMutex(FlowMirror())
 
   private var generation: UInt64 = 0
   private var phase = Phase.fixed
@@ -182,7 +162,9 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     let (fetching, busy) = mirror.withLock { ($0.fetching, $0.busy) }
     if fetching, registry.abandonedFetch == .cancel {
       Task { await self.cancelAbandonedFetchAndScheduleRelease() }
-    } else if !busy, isUnused {
+    } else if !busy, leases.withLock({ $0 }) == 0 {
+      // No subscriber (just removed; one arriving now finds the release not due, since
+      // the release checks again on the actor that the param is idle).
       scheduleRelease()
     }
   }
@@ -239,6 +221,10 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   /// completed, nothing changed it since, it remembers the subscriber's fetch, and the
   /// memory cache still holds the same entry, neither expired nor invalidated. Then
   /// validating on the actor would emit nothing and change nothing.
+  ///
+  /// Inlinable, so that a subscription specialised for its Param and Data (see
+  /// ``FlowHandle/snapshots(forceRefresh:)``) reads the memory cache specialised too.
+  @inlinable
   nonisolated func showsValidCache(fetchID: UInt64) -> Bool {
     guard let memoryCacher, let memory = memoryCacher.memory else { return false }
     let settledAt = mirror.withLock { $0.lastFetchID == fetchID ? $0.settledAt : nil }
@@ -588,6 +574,30 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   private func setAdditional(_ direction: PageDirection, _ value: Additional) {
     if direction == .next { next = value } else { prev = value }
   }
+}
+
+/// The part of the actor's state read without hopping onto it, and the release deadline.
+/// Not nested in the coordinator (so not generic): reading it from unspecialised code looks
+/// up no metadata.
+@usableFromInline
+struct FlowMirror: Sendable {
+  /// When the cache entry shown was stored, while the broadcaster shows it completed and
+  /// valid as the actor last checked (no fetch, no write, no invalidation since); `nil`
+  /// otherwise.
+  @usableFromInline var settledAt: Date?
+  /// The coordinator's `lastFetchID`.
+  @usableFromInline var lastFetchID: UInt64 = 0
+  /// A fetch is in flight.
+  var fetching = false
+  /// A fetch is in flight, awaited, or a cache write is pending: not idle.
+  var busy = false
+  /// When an idle param is released, as an offset on the registry's clock
+  /// (``FlowRegistry/elapsed``); `nil` when no release is due.
+  var releaseDeadline: Duration?
+  /// A release task runs (it sleeps until ``releaseDeadline``, again while it moves).
+  var releasing = false
+
+  @usableFromInline init() {}
 }
 
 /// The direction of an additional page.
