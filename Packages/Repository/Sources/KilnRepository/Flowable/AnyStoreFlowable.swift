@@ -132,7 +132,7 @@ struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
       // that it is specialised; it captures nothing, so it allocates nothing.
       return FlowSubscriptionSource(
         coordinator: coordinator, stream: stream, forceRefresh: forceRefresh, fetch: fetch, fetchID: fetchID,
-        showsValidCache: { $0.showsValidCache(fetchID: $1) })
+        showsValidCache: { FlowCoordinator.showsValidCache($0, fetchID: $1) })
     }
   }
 
@@ -170,7 +170,7 @@ final class FlowSubscriptionSource<Param: Hashable & Sendable, Data: Sendable>: 
   @usableFromInline var iterator: AsyncStream<LoadingSnapshot<Data>>.Iterator
   /// What the first `next()` activates the coordinator with; `nil` once it has.
   @usableFromInline var activation: (forceRefresh: Bool, fetch: FlowCoordinator<Param, Data>.Fetch, fetchID: UInt64)?
-  /// `FlowCoordinator.showsValidCache(fetchID:)`, specialised where the subscription was made
+  /// `FlowCoordinator.showsValidCache(_:fetchID:)`, specialised where the subscription was made
   /// (this class's methods are not: they are called through the base class).
   @usableFromInline let showsValidCache: (FlowCoordinator<Param, Data>, UInt64) -> Bool
 

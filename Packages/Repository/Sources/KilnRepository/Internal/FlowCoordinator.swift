@@ -38,7 +38,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   @usableFromInline nonisolated let broadcaster = Broadcaster<Data>()
   /// Leases (operations in progress and not yet ended); a leased coordinator is never released.
   private nonisolated let leases = KilnMutex(0)
-  /// What is read off the actor: by a new subscriber (``showsValidCache(fetchID:)``), by the
+  /// What is read off the actor: by a new subscriber (``showsValidCache(_:fetchID:)``), by the
   /// end of a subscription (``lastSubscriberLeft()``) and by the release of an idle param.
   @usableFromInline nonisolated let mirror = KilnMutex(FlowMirror())
 
@@ -216,20 +216,24 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     mirror.withLock { $0.lastFetchID = id }
   }
 
-  /// Whether a new subscriber, whose replay is the broadcaster's current state, may skip
+  /// Whether a new subscriber of `coordinator`, whose replay is its broadcaster's current state, may skip
   /// ``activate(forceRefresh:fetcher:fetchID:)``: the actor found that state valid and
   /// completed, nothing changed it since, it remembers the subscriber's fetch, and the
   /// memory cache still holds the same entry, neither expired nor invalidated. Then
   /// validating on the actor would emit nothing and change nothing.
   ///
-  /// Inlinable, so that a subscription specialised for its Param and Data (see
+  /// Inlinable and static (an actor's instance methods are called through its vtable, which
+  /// no caller specialises), so that a subscription specialised for its Param and Data (see
   /// ``FlowHandle/snapshots(forceRefresh:)``) reads the memory cache specialised too.
   @inlinable
-  nonisolated func showsValidCache(fetchID: UInt64) -> Bool {
-    guard let memoryCacher, let memory = memoryCacher.memory else { return false }
-    let settledAt = mirror.withLock { $0.lastFetchID == fetchID ? $0.settledAt : nil }
-    guard let settledAt, let entry = memory.entry(forKey: param), entry.storedAt == settledAt else { return false }
-    return !registry.isInvalidated(param, cachedAt: settledAt) && !memoryCacher.isExpired(cachedAt: settledAt)
+  static func showsValidCache(_ coordinator: FlowCoordinator, fetchID: UInt64) -> Bool {
+    guard let memoryCacher = coordinator.memoryCacher, let memory = memoryCacher.memory else { return false }
+    let settledAt = coordinator.mirror.withLock { $0.lastFetchID == fetchID ? $0.settledAt : nil }
+    guard let settledAt, let entry = memory.entry(forKey: coordinator.param), entry.storedAt == settledAt else {
+      return false
+    }
+    return !coordinator.registry.isInvalidated(coordinator.param, cachedAt: settledAt)
+      && !memoryCacher.isExpired(cachedAt: settledAt)
   }
 
   /// Cancels the fetch when nobody waits for it and the policy says so; the content stays.
