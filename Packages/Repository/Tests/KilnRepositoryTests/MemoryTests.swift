@@ -33,6 +33,32 @@ struct MemoryTests {
     await again.cancel()
   }
 
+  @Test("the release delay runs from when the last subscription ended, not from when the param first became idle")
+  func releaseDelayRestartsWhenLeft() async {
+    let flows = FlowRegistry<String, Int>(releaseAfter: .seconds(10), clock: clock)
+    let cacher = StoreCacher(flows: flows)
+    let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: CountingFetcher { _ in 1 }, param: "a")
+    let first = Subscriber(flowable.publish())
+    _ = await first.wait(for: 2)
+    await first.cancel()
+    await clock.waitForSleepers(count: 1)
+    clock.advance(by: .seconds(6))
+    // The same flowable again, on a valid cache: a subscription that needs no validation.
+    let second = Subscriber(flowable.publish())
+    #expect(await second.wait(for: 1) == [completed(1)])
+    await second.cancel()
+    // Due 10 s after the second subscription ended: at 16 s, not 10 s.
+    clock.advance(by: .seconds(4))
+    await clock.waitForSleepers(count: 1)
+    #expect(flows.count == 1)
+    clock.advance(by: .seconds(5))
+    await clock.waitForSleepers(count: 1)
+    #expect(flows.count == 1)
+    clock.advance(by: .seconds(1))
+    for _ in 0..<10_000 where flows.count > 0 { await Task.yield() }
+    #expect(flows.count == 0)
+  }
+
   @Test("a param used again before the delay is kept")
   func reuseKeeps() async {
     let flows = FlowRegistry<String, Int>(releaseAfter: .seconds(10), clock: clock)

@@ -76,6 +76,66 @@ struct StoreFlowableTests {
     await subscriber.cancel()
   }
 
+  @Test("every new subscriber checks the cache again: a rewritten, expired or invalidated entry shows")
+  func cacheCheckedForEverySubscriber() async {
+    // One flowable for every subscription, as an app keeps one: the later subscriptions find
+    // the state already shown valid.
+    let flowable = self.flowable
+    memory.setValue(5, forKey: "a", expiresAt: nil)
+    for _ in 0..<3 {
+      let subscriber = Subscriber(flowable.publish())
+      #expect(await subscriber.wait(for: 1) == [completed(5)])
+      await subscriber.cancel()
+    }
+    #expect(fetcher.calls.value == 0)
+    // Written straight to the store.
+    date.advance(by: .seconds(1))
+    memory.setValue(6, forKey: "a", expiresAt: nil)
+    let rewritten = Subscriber(flowable.publish())
+    #expect(await rewritten.wait(for: 2) == [completed(5), completed(6)])
+    await rewritten.cancel()
+    // Expired.
+    date.advance(by: .seconds(61))
+    let expired = Subscriber(flowable.publish())
+    await fetcher.calls.wait(untilAtLeast: 1)
+    fetcher.succeed(0, 7)
+    #expect(await expired.wait(for: 3) == [completed(6), .loading(content: 6), completed(7)])
+    await expired.cancel()
+    for _ in 0..<2 {
+      let subscriber = Subscriber(flowable.publish())
+      #expect(await subscriber.wait(for: 1) == [completed(7)])
+      await subscriber.cancel()
+    }
+    #expect(fetcher.calls.value == 1)
+    // Invalidated.
+    await cacher.flows.invalidateAll()
+    let invalidated = Subscriber(flowable.publish())
+    await fetcher.calls.wait(untilAtLeast: 2)
+    fetcher.succeed(1, 8)
+    #expect(await invalidated.wait(for: 3) == [completed(7), .loading(content: 7), completed(8)])
+    await invalidated.cancel()
+    #expect(fetcher.calls.value == 2)
+  }
+
+  @Test("an invalidation refetches with the fetcher of the latest subscription, even one that found the cache valid")
+  func invalidationUsesTheLatestFetcher() async {
+    let first = flowable
+    let other = ControlledFetcher<Int>()
+    let second = AnyStoreFlowable.from(cacher: cacher, fetcher: other, param: "a")
+    memory.setValue(5, forKey: "a", expiresAt: nil)
+    let early = Subscriber(first.publish())
+    #expect(await early.wait(for: 1) == [completed(5)])
+    await early.cancel()
+    let late = Subscriber(second.publish())
+    #expect(await late.wait(for: 1) == [completed(5)])
+    await cacher.flows.invalidateAll()
+    await other.calls.wait(untilAtLeast: 1)
+    other.succeed(0, 9)
+    #expect(await late.wait(for: 3) == [completed(5), .loading(content: 5), completed(9)])
+    #expect(fetcher.calls.value == 0)
+    await late.cancel()
+  }
+
   @Test("a valid cache and a failing fetcher: completed(cached), no fetch")
   func validCacheFailingFetcher() async {
     memory.setValue(5, forKey: "a", expiresAt: nil)

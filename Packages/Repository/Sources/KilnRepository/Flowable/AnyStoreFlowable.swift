@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A ``StoreFlowable`` made from a ``Cacher`` and a ``Fetcher`` for one param.
 ///
 /// ```swift
@@ -71,6 +73,9 @@ public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
   }
 }
 
+/// The source of ``FlowHandle/fetchID``.
+private let nextFetchID = Atomic<UInt64>(0)
+
 /// What ``AnyStoreFlowable`` forwards to.
 @usableFromInline
 protocol FlowHandling<Data>: Sendable {
@@ -88,12 +93,16 @@ struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
   @usableFromInline let cacher: any Cacher<Param, Data>
   @usableFromInline let param: Param
   @usableFromInline let fetch: FlowCoordinator<Param, Data>.Fetch
+  /// Identifies ``fetch`` (unique per handle, never 0), so that a coordinator can tell
+  /// without a hop whether a new subscriber brings the fetch it already remembers.
+  @usableFromInline let fetchID: UInt64
 
   @usableFromInline
   init(cacher: any Cacher<Param, Data>, param: Param, fetch: @escaping FlowCoordinator<Param, Data>.Fetch) {
     self.cacher = cacher
     self.param = param
     self.fetch = fetch
+    fetchID = nextFetchID.wrappingAdd(1, ordering: .relaxed).newValue
   }
 
   /// Runs `body` with the param's coordinator, leased so it is not released meanwhile.
@@ -116,9 +125,14 @@ struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
     let cacher = self.cacher
     let param = self.param
     let fetch = self.fetch
+    let fetchID = self.fetchID
     return LoadingSnapshotSequence {
       let (coordinator, stream) = cacher.flows.subscribe(param, cacher: cacher)
-      return FlowSubscriptionSource(coordinator: coordinator, stream: stream, forceRefresh: forceRefresh, fetch: fetch)
+      // The check that may skip activating (see FlowSubscriptionSource.next()), made here so
+      // that it is specialised; it captures nothing, so it allocates nothing.
+      return FlowSubscriptionSource(
+        coordinator: coordinator, stream: stream, forceRefresh: forceRefresh, fetch: fetch, fetchID: fetchID,
+        showsValidCache: { FlowCoordinator.showsValidCache($0, fetchID: $1) })
     }
   }
 
@@ -129,17 +143,17 @@ struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
 
   @usableFromInline
   func requireData(from: GettingFrom) async throws -> Data {
-    try await withCoordinator { try await $0.require(from: from, fetcher: fetch) }
+    try await withCoordinator { try await $0.require(from: from, fetcher: fetch, fetchID: fetchID) }
   }
 
   @usableFromInline
   func validate() async {
-    await withCoordinator { await $0.validate(fetcher: fetch) }
+    await withCoordinator { await $0.validate(fetcher: fetch, fetchID: fetchID) }
   }
 
   @usableFromInline
   func refresh() async {
-    _ = await withCoordinator { await $0.refresh(fetcher: fetch) }
+    _ = await withCoordinator { await $0.refresh(fetcher: fetch, fetchID: fetchID) }
   }
 
   @usableFromInline
@@ -155,24 +169,34 @@ final class FlowSubscriptionSource<Param: Hashable & Sendable, Data: Sendable>: 
   @usableFromInline let coordinator: FlowCoordinator<Param, Data>
   @usableFromInline var iterator: AsyncStream<LoadingSnapshot<Data>>.Iterator
   /// What the first `next()` activates the coordinator with; `nil` once it has.
-  @usableFromInline var activation: (forceRefresh: Bool, fetch: FlowCoordinator<Param, Data>.Fetch)?
+  @usableFromInline var activation: (forceRefresh: Bool, fetch: FlowCoordinator<Param, Data>.Fetch, fetchID: UInt64)?
+  /// `FlowCoordinator.showsValidCache(_:fetchID:)`, specialised where the subscription was made
+  /// (this class's methods are not: they are called through the base class).
+  @usableFromInline let showsValidCache: (FlowCoordinator<Param, Data>, UInt64) -> Bool
 
   /// Inlinable, so that it is made specialised like the rest of a subscription.
   @inlinable
   init(
     coordinator: FlowCoordinator<Param, Data>, stream: AsyncStream<LoadingSnapshot<Data>>, forceRefresh: Bool,
-    fetch: @escaping FlowCoordinator<Param, Data>.Fetch
+    fetch: @escaping FlowCoordinator<Param, Data>.Fetch, fetchID: UInt64,
+    showsValidCache: @escaping (FlowCoordinator<Param, Data>, UInt64) -> Bool
   ) {
     self.coordinator = coordinator
+    self.showsValidCache = showsValidCache
     iterator = stream.makeAsyncIterator()
-    activation = (forceRefresh, fetch)
+    activation = (forceRefresh, fetch, fetchID)
     super.init()
   }
 
   override func next() async -> LoadingSnapshot<Data>? {
     if let activation {
       self.activation = nil
-      await coordinator.activate(forceRefresh: activation.forceRefresh, fetcher: activation.fetch)
+      // A valid memory cache already shown (the replay in the stream): nothing to validate,
+      // so no hop onto the coordinator's actor.
+      if activation.forceRefresh || !showsValidCache(coordinator, activation.fetchID) {
+        await coordinator.activate(
+          forceRefresh: activation.forceRefresh, fetcher: activation.fetch, fetchID: activation.fetchID)
+      }
     }
     return await iterator.next()
   }

@@ -95,6 +95,7 @@ extension Cacher {
   }
 
   /// The default ``needsRefresh(cachedAt:param:)``, without suspending.
+  @usableFromInline
   func isExpired(cachedAt: Date?) -> Bool {
     guard let cachedAt, let expiration else { return false }
     return cachedAt.addingTimeInterval(expiration.timeInterval) < now()

@@ -17,6 +17,11 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
   public let abandonedFetch: AbandonedFetchPolicy
   /// The clock the release delay runs on.
   let clock: any Clock<Duration>
+  /// The time elapsed on ``clock`` since this registry was made: release deadlines are kept
+  /// as such offsets, so that they need no existential instant.
+  let elapsed: @Sendable () -> Duration
+  /// Sleeps on ``clock`` until ``elapsed`` reaches the given offset.
+  let sleepUntilElapsed: @Sendable (Duration) async throws -> Void
   /// The wall clock that dates invalidations (compared with cached-at dates).
   let now: @Sendable () -> Date
 
@@ -59,6 +64,18 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
     releaseDelay = releaseAfter
     self.abandonedFetch = abandonedFetch
     self.clock = clock
+    (elapsed, sleepUntilElapsed) = Self.timer(on: clock)
+  }
+
+  /// ``elapsed`` and ``sleepUntilElapsed`` over `clock`, opened once.
+  private static func timer<C: Clock<Duration>>(
+    on clock: C
+  ) -> (@Sendable () -> Duration, @Sendable (Duration) async throws -> Void) {
+    let start = clock.now
+    return (
+      { start.duration(to: clock.now) },
+      { offset in try await clock.sleep(until: start.advanced(by: offset), tolerance: nil) }
+    )
   }
 
   /// The number of params whose state is held.
@@ -116,6 +133,7 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
   }
 
   /// Whether an invalidation covers data of `param` cached at `cachedAt`.
+  @usableFromInline
   func isInvalidated(_ param: Param, cachedAt: Date?) -> Bool {
     guard hasInvalidations.load(ordering: .acquiring) else { return false }
     let invalidations = state.withLock { $0.invalidations }

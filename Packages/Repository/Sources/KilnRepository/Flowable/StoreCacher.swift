@@ -23,7 +23,7 @@ public final class StoreCacher<Param: Hashable & Sendable, Data: Sendable>: Cach
   /// ``store`` when it is a `MemoryCache`: the repository then reads it in place, without
   /// the hops off its actor and back that awaiting ``loadCachedData(param:)`` and
   /// ``needsRefresh(cachedAt:param:)`` cost (see `FlowCoordinator.readCache()`).
-  let memory: MemoryCache<Param, Data>?
+  @usableFromInline let memory: MemoryCache<Param, Data>?
 
   /// Creates a cacher over `store`.
   ///

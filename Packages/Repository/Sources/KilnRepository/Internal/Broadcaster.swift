@@ -45,7 +45,10 @@ final class Broadcaster<Data: Sendable>: Sendable {
       if let current = state.current { continuation.yield(current) }
       return id
     }
-    continuation.onTermination = { [weak self] _ in self?.remove(id) }
+    // Strong: the cycle it makes (self → continuation → stream → handler → self) ends when
+    // the stream does, which calls the handler and drops it; a weak reference cost a side
+    // table update on every subscription and every end.
+    continuation.onTermination = { _ in self.remove(id) }
     return stream
   }
 

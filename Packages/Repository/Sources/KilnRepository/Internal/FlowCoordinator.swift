@@ -1,5 +1,5 @@
-import Foundation
-import _KilnSynchronization
+public import Foundation
+public import _KilnSynchronization
 
 /// The state of one param: its content, whether it loads or failed, the one fetch in
 /// flight, the additional page requests, and the order of cache writes.
@@ -26,18 +26,21 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     case failed(any Error)
   }
 
-  nonisolated let param: Param
+  @usableFromInline nonisolated let param: Param
   nonisolated let cacher: any Cacher<Param, Data>
-  nonisolated let registry: FlowRegistry<Param, Data>
+  @usableFromInline nonisolated let registry: FlowRegistry<Param, Data>
   /// The cacher when it is a `StoreCacher` over a `MemoryCache`, read in place by
   /// ``readCache()``. Awaiting a cacher's requirements (nonisolated async functions) leaves
   /// this actor's executor and comes back, twice per read; a `StoreCacher` is final and keeps
   /// the default `needsRefresh`, and a `MemoryCache` reads synchronously, so reading them here
   /// gives the same answer without suspending.
-  private nonisolated let memoryCacher: StoreCacher<Param, Data>?
+  @usableFromInline nonisolated let memoryCacher: StoreCacher<Param, Data>?
   @usableFromInline nonisolated let broadcaster = Broadcaster<Data>()
   /// Leases (operations in progress and not yet ended); a leased coordinator is never released.
   private nonisolated let leases = KilnMutex(0)
+  /// What is read off the actor: by a new subscriber (``showsValidCache(_:fetchID:)``), by the
+  /// end of a subscription (``lastSubscriberLeft()``) and by the release of an idle param.
+  @usableFromInline nonisolated let mirror = KilnMutex(FlowMirror())
 
   private var generation: UInt64 = 0
   private var phase = Phase.fixed
@@ -52,8 +55,12 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   private var lastWrite: Task<Void, Never>?
   private var next = Additional.fixed
   private var prev = Additional.fixed
-  private var releaseToken: UInt64 = 0
-  private var releaseTask: Task<Void, Never>?
+  /// Identifies ``lastFetch`` (see ``FlowHandle/fetchID``); 0 for a fetch no handle made.
+  private var lastFetchID: UInt64 = 0
+  /// What ``mirror`` holds, kept here to take its lock only for a change.
+  private var mirroredSettledAt: Date?
+  private var mirroredFetching = false
+  private var mirroredBusy = false
   /// Whether the broadcaster's current state is `.completed`: only this actor emits, so it
   /// knows without reading the broadcaster (a lock and a generic copy on every subscription).
   private var showsCompleted = false
@@ -68,10 +75,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     self.registry = registry
     let storeCacher = cacher as? StoreCacher<Param, Data>
     self.memoryCacher = storeCacher?.memory == nil ? nil : storeCacher
-    broadcaster.onEmpty { [weak self] in
-      guard let self else { return }
-      Task { await self.lastSubscriberLeft() }
-    }
+    broadcaster.onEmpty { [weak self] in self?.lastSubscriberLeft() }
   }
 
   // MARK: - Leases and release
@@ -102,28 +106,134 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
 
   private func scheduleReleaseIfIdle() {
     guard isIdle else { return }
-    releaseToken &+= 1
-    let token = releaseToken
-    let clock = registry.clock
-    let delay = registry.releaseDelay
-    releaseTask?.cancel()
-    releaseTask = Task {
-      try? await clock.sleep(for: delay)
-      self.releaseIfStillIdle(token)
+    scheduleRelease()
+  }
+
+  /// Releases this param the release delay from now if it is idle then. One task per param
+  /// sleeps until the deadline, and again while a later call moves it: ending a subscription
+  /// moves a deadline instead of cancelling one task and starting another.
+  private nonisolated func scheduleRelease() {
+    let deadline = registry.elapsed() + registry.releaseDelay
+    let start = mirror.withLock { mirror in
+      mirror.releaseDeadline = deadline
+      guard !mirror.releasing else { return false }
+      mirror.releasing = true
+      return true
+    }
+    if start { Task { await self.runRelease() } }
+  }
+
+  private nonisolated func runRelease() async {
+    while true {
+      let deadline = mirror.withLock { mirror in
+        if mirror.releaseDeadline == nil { mirror.releasing = false }
+        return mirror.releaseDeadline
+      }
+      guard let deadline else { return }
+      if registry.elapsed() < deadline {
+        do {
+          try await registry.sleepUntilElapsed(deadline)
+        } catch {
+          // Never cancelled; should it be, the next schedule starts a new task.
+          mirror.withLock { $0.releasing = false }
+          return
+        }
+        continue
+      }
+      // Due, unless moved meanwhile: release it if nothing used it since it became idle.
+      let due = mirror.withLock { mirror in
+        guard mirror.releaseDeadline == deadline else { return false }
+        mirror.releaseDeadline = nil
+        return true
+      }
+      if due { await releaseIfIdle() }
     }
   }
 
-  private func releaseIfStillIdle(_ token: UInt64) {
-    guard token == releaseToken else { return }
-    releaseTask = nil
+  private func releaseIfIdle() {
     guard isIdle else { return }
     _ = registry.release(param, self)
   }
 
-  private func lastSubscriberLeft() {
-    releaseToken &+= 1
+  /// The broadcaster lost its last subscriber (called on the thread that removed it). Hops
+  /// onto the actor only to cancel a fetch nobody waits for; otherwise schedules the release
+  /// in place (the actor schedules it itself when it becomes idle later).
+  private nonisolated func lastSubscriberLeft() {
+    let (fetching, busy) = mirror.withLock { ($0.fetching, $0.busy) }
+    if fetching, registry.abandonedFetch == .cancel {
+      Task { await self.cancelAbandonedFetchAndScheduleRelease() }
+    } else if !busy, leases.withLock({ $0 }) == 0 {
+      // No subscriber (just removed; one arriving now finds the release not due, since
+      // the release checks again on the actor that the param is idle).
+      scheduleRelease()
+    }
+  }
+
+  private func cancelAbandonedFetchAndScheduleRelease() {
     cancelAbandonedFetch()
     scheduleReleaseIfIdle()
+  }
+
+  // MARK: - Mirror
+
+  /// Copies whether a fetch is in flight and whether the actor is busy to ``mirror``; call
+  /// after every change of `fetch`, `fetchWaiters` or `lastWrite`.
+  private func mirrorBusy() {
+    let fetching = fetch != nil
+    let busy = fetching || fetchWaiters > 0 || lastWrite != nil
+    guard fetching != mirroredFetching || busy != mirroredBusy else { return }
+    mirroredFetching = fetching
+    mirroredBusy = busy
+    mirror.withLock { mirror in
+      mirror.fetching = fetching
+      mirror.busy = busy
+    }
+  }
+
+  /// The state shown may no longer be the cache's: new subscribers validate on the actor.
+  private func unsettle() {
+    guard mirroredSettledAt != nil else { return }
+    mirroredSettledAt = nil
+    mirror.withLock { $0.settledAt = nil }
+  }
+
+  /// Records that the broadcaster shows the completed state of the cache entry stored at
+  /// `storedAt`, just checked valid, so that new subscribers skip the actor while it lasts.
+  private func settle(storedAt: Date?) {
+    guard memoryCacher != nil, let storedAt, storedAt == cachedAt, fetch == nil, lastWrite == nil, !invalidated,
+      hasState, content != nil, case .fixed = phase, showsCompleted
+    else { return unsettle() }
+    guard mirroredSettledAt != storedAt else { return }
+    mirroredSettledAt = storedAt
+    mirror.withLock { $0.settledAt = storedAt }
+  }
+
+  /// Remembers the fetch to repeat on invalidation.
+  private func remember(_ fetcher: @escaping Fetch, id: UInt64) {
+    lastFetch = fetcher
+    guard id != lastFetchID else { return }
+    lastFetchID = id
+    mirror.withLock { $0.lastFetchID = id }
+  }
+
+  /// Whether a new subscriber of `coordinator`, whose replay is its broadcaster's current state, may skip
+  /// ``activate(forceRefresh:fetcher:fetchID:)``: the actor found that state valid and
+  /// completed, nothing changed it since, it remembers the subscriber's fetch, and the
+  /// memory cache still holds the same entry, neither expired nor invalidated. Then
+  /// validating on the actor would emit nothing and change nothing.
+  ///
+  /// Inlinable and static (an actor's instance methods are called through its vtable, which
+  /// no caller specialises), so that a subscription specialised for its Param and Data (see
+  /// ``FlowHandle/snapshots(forceRefresh:)``) reads the memory cache specialised too.
+  @inlinable
+  static func showsValidCache(_ coordinator: FlowCoordinator, fetchID: UInt64) -> Bool {
+    guard let memoryCacher = coordinator.memoryCacher, let memory = memoryCacher.memory else { return false }
+    let settledAt = coordinator.mirror.withLock { $0.lastFetchID == fetchID ? $0.settledAt : nil }
+    guard let settledAt, let entry = memory.entry(forKey: coordinator.param), entry.storedAt == settledAt else {
+      return false
+    }
+    return !coordinator.registry.isInvalidated(coordinator.param, cachedAt: settledAt)
+      && !memoryCacher.isExpired(cachedAt: settledAt)
   }
 
   /// Cancels the fetch when nobody waits for it and the policy says so; the content stays.
@@ -135,6 +245,8 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     fetch = nil
     generation &+= 1
     phase = .fixed
+    unsettle()
+    mirrorBusy()
   }
 
   // MARK: - State
@@ -165,6 +277,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   }
 
   private func publish() {
+    unsettle()
     guard let state = currentState() else { return }
     broadcaster.emit(LoadingSnapshot(state: state, origin: content == nil ? nil : origin))
     // An emit skipped as the same state leaves an equal state, so this holds either way.
@@ -201,8 +314,8 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
 
   /// Brings the state up to date with the cache and starts a fetch when the cache is empty,
   /// expired or invalidated. Returns the fetch to wait for, if any.
-  private func ensureValid(_ fetcher: @escaping Fetch) async -> FetchTask? {
-    lastFetch = fetcher
+  private func ensureValid(_ fetcher: @escaping Fetch, fetchID: UInt64) async -> FetchTask? {
+    remember(fetcher, id: fetchID)
     if let fetch { return fetch.task }
     let before = generation
     let reading = await readCache()
@@ -214,6 +327,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
       showsCompleted,
       let cached = reading.cached, cached.cachedAt != nil, cached.cachedAt == cachedAt
     {
+      settle(storedAt: cached.cachedAt)
       return nil
     }
     if let cached = reading.cached {
@@ -225,15 +339,16 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     }
     hasState = true
     if reading.isStale || invalidated {
-      return startFetch(fetcher)
+      return startFetch(fetcher, fetchID: fetchID)
     }
     phase = .fixed
     publish()
+    settle(storedAt: reading.cached?.cachedAt)
     return nil
   }
 
-  private func startFetch(_ fetcher: @escaping Fetch) -> FetchTask {
-    lastFetch = fetcher
+  private func startFetch(_ fetcher: @escaping Fetch, fetchID: UInt64) -> FetchTask {
+    remember(fetcher, id: fetchID)
     generation &+= 1
     let fetchGeneration = generation
     next = .fixed
@@ -255,12 +370,14 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
       return result
     }
     fetch = (fetchGeneration, task)
+    mirrorBusy()
     return task
   }
 
   private func finishFetch(_ fetchGeneration: UInt64, _ result: Result<Data, any Error>) async {
     guard let current = fetch, current.generation == fetchGeneration else { return }
     fetch = nil
+    mirrorBusy()
     switch result {
     case .success(let data):
       content = data
@@ -281,12 +398,14 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   /// and nobody observes, the fetch is cancelled (per the registry's policy).
   private func wait(for task: FetchTask) async -> Result<Data, any Error> {
     fetchWaiters += 1
+    mirrorBusy()
     let result = await withTaskCancellationHandler {
       await task.value
     } onCancel: {
       Task { await self.waiterCancelled(task) }
     }
     fetchWaiters -= 1
+    mirrorBusy()
     return result
   }
 
@@ -306,40 +425,47 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
       try? await cacher.saveCachedData(data, cachedAt: cachedAt, param: param)
     }
     lastWrite = task
+    unsettle()
+    mirrorBusy()
     await task.value
-    if lastWrite == task { lastWrite = nil }
+    if lastWrite == task {
+      lastWrite = nil
+      mirrorBusy()
+    }
   }
 
   // MARK: - Operations
 
   /// A new subscriber arrived: validate (or refetch) without waiting for the fetch.
-  func activate(forceRefresh: Bool, fetcher: @escaping Fetch) async {
-    releaseToken &+= 1
+  ///
+  /// `fetchID` identifies `fetcher` (see ``FlowHandle/fetchID``) in this and the following
+  /// operations; 0 for a fetch no handle made.
+  func activate(forceRefresh: Bool, fetcher: @escaping Fetch, fetchID: UInt64) async {
     if forceRefresh {
       // Read the cache first so the stale content shows while the refetch runs.
       if !hasState, fetch == nil { _ = await readCacheIfNeeded() }
-      _ = startFetch(fetcher)
+      _ = startFetch(fetcher, fetchID: fetchID)
     } else {
-      _ = await ensureValid(fetcher)
+      _ = await ensureValid(fetcher, fetchID: fetchID)
     }
   }
 
   /// Validates and waits for the fetch it needs, if any.
-  func validate(fetcher: @escaping Fetch) async {
-    if let task = await ensureValid(fetcher) { _ = await wait(for: task) }
+  func validate(fetcher: @escaping Fetch, fetchID: UInt64) async {
+    if let task = await ensureValid(fetcher, fetchID: fetchID) { _ = await wait(for: task) }
   }
 
   /// Fetches again (superseding any fetch in flight) and waits.
   @discardableResult
-  func refresh(fetcher: @escaping Fetch) async -> Result<Data, any Error> {
-    await wait(for: startFetch(fetcher))
+  func refresh(fetcher: @escaping Fetch, fetchID: UInt64 = 0) async -> Result<Data, any Error> {
+    await wait(for: startFetch(fetcher, fetchID: fetchID))
   }
 
   /// Valid data from where `from` says.
-  func require(from: GettingFrom, fetcher: @escaping Fetch) async throws -> Data {
+  func require(from: GettingFrom, fetcher: @escaping Fetch, fetchID: UInt64) async throws -> Data {
     switch from {
     case .origin:
-      return try await refresh(fetcher: fetcher).get()
+      return try await refresh(fetcher: fetcher, fetchID: fetchID).get()
     case .cache:
       let reading = await readCache()
       guard let cached = reading.cached, !reading.isStale, !invalidated else { throw NoSuchElementError() }
@@ -349,7 +475,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
         let reading = await readCache()
         if fetch == nil, let cached = reading.cached, !reading.isStale, !invalidated { return cached.data }
       }
-      let task = fetch?.task ?? startFetch(fetcher)
+      let task = fetch?.task ?? startFetch(fetcher, fetchID: fetchID)
       return try await wait(for: task).get()
     }
   }
@@ -358,6 +484,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   func update(_ data: Data?, origin newOrigin: DataOrigin = .update) async {
     generation &+= 1
     fetch = nil
+    mirrorBusy()
     next = .fixed
     prev = .fixed
     content = data
@@ -373,8 +500,12 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   /// Marks the content stale; refetches now when someone observes it.
   func invalidate() {
     invalidated = true
+    unsettle()
     if broadcaster.subscriberCount > 0, fetch == nil, let lastFetch {
-      _ = startFetch(lastFetch)
+      _ = startFetch(lastFetch, fetchID: lastFetchID)
+      // The last subscriber may have left meanwhile, before the mirror said a fetch was in
+      // flight: cancel the fetch as the end of its subscription would have.
+      if broadcaster.subscriberCount == 0 { cancelAbandonedFetchAndScheduleRelease() }
     }
   }
 
@@ -430,6 +561,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     let before = generation
     let reading = await readCache()
     guard !hasState, before == generation else { return false }
+    unsettle()
     hasState = true
     if let cached = reading.cached {
       content = cached.data
@@ -446,6 +578,30 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   private func setAdditional(_ direction: PageDirection, _ value: Additional) {
     if direction == .next { next = value } else { prev = value }
   }
+}
+
+/// The part of the actor's state read without hopping onto it, and the release deadline.
+/// Not nested in the coordinator (so not generic): reading it from unspecialised code looks
+/// up no metadata.
+@usableFromInline
+struct FlowMirror: Sendable {
+  /// When the cache entry shown was stored, while the broadcaster shows it completed and
+  /// valid as the actor last checked (no fetch, no write, no invalidation since); `nil`
+  /// otherwise.
+  @usableFromInline var settledAt: Date?
+  /// The coordinator's `lastFetchID`.
+  @usableFromInline var lastFetchID: UInt64 = 0
+  /// A fetch is in flight.
+  var fetching = false
+  /// A fetch is in flight, awaited, or a cache write is pending: not idle.
+  var busy = false
+  /// When an idle param is released, as an offset on the registry's clock
+  /// (``FlowRegistry/elapsed``); `nil` when no release is due.
+  var releaseDeadline: Duration?
+  /// A release task runs (it sleeps until ``releaseDeadline``, again while it moves).
+  var releasing = false
+
+  @usableFromInline init() {}
 }
 
 /// The direction of an additional page.
