@@ -99,6 +99,10 @@ let package = Package(
       path: "Packages/Storage/Sources/CKilnSQLite",
       providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
     ),
+    // Hardware CRC-32 and SHA-256 for KilnStorage's checksums and key digests (C: the
+    // carry-less multiply, CRC and SHA instructions have no Swift spelling); the portable
+    // fallbacks stay in Swift.
+    .target(name: "CKilnChecksum", path: "Packages/Storage/Sources/CKilnChecksum"),
     module(
       "KilnStorage",
       package: "Storage",
@@ -106,6 +110,7 @@ let package = Package(
         "KilnCore",
         "_KilnSynchronization",
         "CKilnSQLite",
+        "CKilnChecksum",
         .product(
           name: "PostgresNIO",
           package: "postgres-nio",

@@ -42,6 +42,17 @@ let package = Package(
         dependencies: ["FuzzSupport"] + fuzzer.products.map { .product(name: $0, package: "Kiln") },
         path: "Sources/\(fuzzer.name)"
       )
-    },
+    }
+    + [
+      // KilnStorage's PostgreSQL change notifications: the target compiles the parser's own
+      // source file (a symbolic link) with the trait's condition defined, so that fuzzing it
+      // needs no postgres-nio build.
+      .executableTarget(
+        name: "PostgresNotification",
+        dependencies: ["FuzzSupport"],
+        path: "Sources/PostgresNotification",
+        swiftSettings: [.define("PostgreSQL")]
+      )
+    ],
   swiftLanguageModes: [.v6]
 )

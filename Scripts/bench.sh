@@ -32,6 +32,11 @@ while (($#)); do
       report_options+=(--json "$(realpath -m "$2")")
       shift
       ;;
+    --target | --filter | --skip | --skip-target)
+      # Only some benchmarks run: targets of the others have no measurement.
+      report_options+=(--partial)
+      passed+=("$1")
+      ;;
     *) passed+=("$1") ;;
   esac
   shift

@@ -6,7 +6,8 @@
 #
 # Builds in .build-tsan with -DKILN_TSAN, which makes Kiln's locks (KilnMutex) visible to
 # TSan: the standard library's Mutex is futex-based on Linux, and TSan would otherwise
-# report every critical section as a race. Any TSan report fails the run.
+# report every critical section as a race. Any TSan report fails the run, except the known
+# false positives listed, each with its reason, in Scripts/lib/tsan-suppressions.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib/common.sh
@@ -15,7 +16,7 @@ kiln_ensure_system_libraries
 # halt_on_error stops at the first report with a non-zero status, so a race can never
 # pass silently inside an otherwise green run.
 kiln_run_sanitized --flags "--sanitize=thread --scratch-path .build-tsan -Xswiftc -DKILN_TSAN" \
-  --options "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
+  --options "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/Scripts/lib/tsan-suppressions.txt ${TSAN_OPTIONS:-}" \
   --timeout "${KILN_TSAN_TIMEOUT:-2400}" \
   --show "^(✘|✔ Test run|ThreadSanitizer|WARNING: ThreadSanitizer|SUMMARY)" \
   --report "WARNING: ThreadSanitizer" --context "-A40" --found "Thread Sanitizer found a race" -- "$@"

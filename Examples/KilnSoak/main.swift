@@ -31,6 +31,9 @@ import _KilnTestServer
   import Darwin
 #endif
 
+// A reader that goes away (`kiln-soak | head`) must not kill the run: see `log`.
+signal(SIGPIPE, SIG_IGN)
+
 if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "writer" {
   await WriterChild.run(Array(CommandLine.arguments.dropFirst(2)))
 }
@@ -39,10 +42,10 @@ if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "writer" {
 // every 15 s, so that `--server URL` can tell the client's growth from the server's.
 if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "serve" {
   let server = try await SoakAPI().start()
-  FileHandle.standardOutput.write(Data("\(server.baseURL)\n".utf8))
+  log("\(server.baseURL)")
   while true {
     try await Task.sleep(for: .seconds(15))
-    FileHandle.standardOutput.write(Data("server: \(ProcessMetrics.now())\n".utf8))
+    log("server: \(ProcessMetrics.now())")
   }
 }
 
@@ -89,20 +92,21 @@ struct Options {
 }
 
 func usage() -> Never {
-  FileHandle.standardError.write(
-    Data(
+  try? FileHandle.standardError.write(
+    contentsOf: Data(
       ("usage: kiln-soak [--minutes M] [--concurrency N] [--full-dir PATH] [--report-every S] [--deadline S] "
         + "[--rss-tolerance MIB] [--fd-tolerance COUNT] [--only KIND,KIND…] [--server URL]\n").utf8))
   exit(2)
 }
 
-/// Prints a line at once, even into a pipe.
+/// Prints a line at once, even into a pipe. A closed pipe (EPIPE; SIGPIPE is ignored) loses
+/// the line but not the run: `write(contentsOf:)` throws where `write(_:)` would trap, and the
+/// exit status still carries the verdict.
 func log(_ line: String) {
-  FileHandle.standardOutput.write(Data((line + "\n").utf8))
+  try? FileHandle.standardOutput.write(contentsOf: Data((line + "\n").utf8))
 }
 
 let options = Options(Array(CommandLine.arguments.dropFirst()))
-signal(SIGPIPE, SIG_IGN)
 
 // MARK: - The stack
 

@@ -247,9 +247,9 @@ let benchmarks: @Sendable () -> Void = {
 
   // MARK: Single flight
 
-  // 10,000 callers share one load that ends once all of them are waiting; the baseline is
-  // 10,000 child tasks awaiting one shared `Task`. Per operation = per joining caller.
-  comparison("serial(): 10,000 concurrent callers", batch: callers) { benchmark in
+  // The Kiln side of the three comparisons below: 10,000 callers share one `serial()` load
+  // that ends once all of them are waiting.
+  let serialCallers: @Sendable (Benchmark) async throws -> Void = { benchmark in
     for _ in benchmark.scaledIterations {
       let latch = Latch()
       let shared = AnyQuery<Int, any Error> {
@@ -258,7 +258,11 @@ let benchmarks: @Sendable () -> Void = {
       }.serial()
       try await joinAll(latch: latch) { try await shared.load() }
     }
-  } baseline: { benchmark in
+  }
+
+  // The baseline is 10,000 child tasks awaiting one shared `Task`. Per operation = per
+  // joining caller.
+  comparison("serial(): 10,000 concurrent callers", batch: callers, kiln: serialCallers) { benchmark in
     for _ in benchmark.scaledIterations {
       let latch = Latch()
       let shared = Task<Int, any Error> {
@@ -271,16 +275,9 @@ let benchmarks: @Sendable () -> Void = {
 
   // The floor under both: 10,000 child tasks that return at once, joining nothing. Kiln's
   // figure minus this one is what joining a shared load costs each caller. Target: 1.5x.
-  comparison("serial(): 10,000 callers over bare child tasks (join cost)", batch: callers) { benchmark in
-    for _ in benchmark.scaledIterations {
-      let latch = Latch()
-      let shared = AnyQuery<Int, any Error> {
-        await latch.wait()
-        return 42
-      }.serial()
-      try await joinAll(latch: latch) { try await shared.load() }
-    }
-  } baseline: { benchmark in
+  comparison(
+    "serial(): 10,000 callers over bare child tasks (join cost)", batch: callers, kiln: serialCallers
+  ) { benchmark in
     for _ in benchmark.scaledIterations {
       let latch = Latch()
       try await joinAll(latch: latch) { 42 }
@@ -291,16 +288,9 @@ let benchmarks: @Sendable () -> Void = {
   // task hands to all of them (`OneShotValue`), with no cancellation, priority or registry.
   // A joining caller cannot cost less than a suspension and a resumption (a second run of
   // its task), which the bare child tasks above never pay. For information: no target.
-  comparison("serial(): 10,000 callers over hand-written one-shot waiters", batch: callers) { benchmark in
-    for _ in benchmark.scaledIterations {
-      let latch = Latch()
-      let shared = AnyQuery<Int, any Error> {
-        await latch.wait()
-        return 42
-      }.serial()
-      try await joinAll(latch: latch) { try await shared.load() }
-    }
-  } baseline: { benchmark in
+  comparison(
+    "serial(): 10,000 callers over hand-written one-shot waiters", batch: callers, kiln: serialCallers
+  ) { benchmark in
     for _ in benchmark.scaledIterations {
       let latch = Latch()
       let shared = OneShotValue()

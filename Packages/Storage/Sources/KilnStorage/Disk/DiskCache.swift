@@ -50,7 +50,7 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
   private let keyCodec: StoreCodec<Key>
   private let valueCodec: StoreCodec<Value>
   private let now: @Sendable () -> Date
-  private let digest: @Sendable ([UInt8]) -> KeyDigest
+  private let digest: @Sendable (UnsafeRawBufferPointer) -> KeyDigest
   private let index: DiskIndex
   private let accesses: AccessLog
   /// Names of the files written before they are renamed over an entry.
@@ -94,7 +94,7 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
     keyCodec: StoreCodec<Key>,
     valueCodec: StoreCodec<Value>,
     now: @escaping @Sendable () -> Date,
-    digest: @escaping @Sendable ([UInt8]) -> KeyDigest,
+    digest: @escaping @Sendable (UnsafeRawBufferPointer) -> KeyDigest,
     accessLogCapacity: Int = AccessLog.defaultCapacity,
     directorySync: @escaping DirectorySync = POSIX.syncDirectory
   ) throws(DiskCacheError) {
@@ -129,40 +129,77 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
   ///   (permissions, I/O error); ``DiskCacheError/keyEncodingFailed(_:)``.
   public func entry(forKey key: Key) async throws(DiskCacheError) -> CacheEntry<Value>? {
     let keyBytes = try encode(key)
-    let digest = digest(keyBytes)
-    let contents: FileContents
-    do {
-      guard let read = try POSIX.readFile(filePath(digest), maximumSize: sizeLimit ?? .max) else { return nil }
-      contents = read
-    } catch {
-      throw .fileSystem(error)
+    // Hashed and compared in place: the encoded key is never copied.
+    let (digest, read) = keyBytes.withUnsafeBytes { key in
+      let digest = self.digest(key)
+      return (digest, Result { () throws(DiskCacheError) in try readEntry(filePath(digest), key: key) })
     }
-    switch EntryFile.decode(contents.bytes, expectedKey: keyBytes) {
-    case .corrupt:
-      await index.remove(digest, ifStill: contents.identity)
+    switch try read.get() {
+    case nil, .otherKey?:
       return nil
-    case .otherKey:
+    case .corrupt(let identity)?:
+      await index.remove(digest, ifStill: identity)
       return nil
-    case .entry(let storedAt, let expiresAt, let range):
+    case .entry(let storedAt, let expiresAt, let bytes, let identity, let modified)?:
       if expiresAt != .infinity, now().timeIntervalSinceReferenceDate > expiresAt {
-        await index.remove(digest, ifStill: contents.identity)
+        await index.remove(digest, ifStill: identity)
         return nil
       }
       let value: Value
       do {
-        value = try valueCodec.decode(Data(contents.bytes[range]))
+        value = try valueCodec.decode(bytes)
       } catch {
         // Written by another version of the value type: unreadable, so a miss.
-        await index.remove(digest, ifStill: contents.identity)
+        await index.remove(digest, ifStill: identity)
         return nil
       }
       accesses.record(digest)
       // Persist recency coarsely, for the order of eviction after a restart.
-      if POSIX.fileSystemNow() - contents.modified > 60 { POSIX.touch(filePath(digest)) }
+      if POSIX.fileSystemNow() - modified > 60 { POSIX.touch(filePath(digest)) }
       return CacheEntry(
         value: value,
         storedAt: Date(timeIntervalSinceReferenceDate: storedAt),
         expiresAt: expiresAt == .infinity ? nil : Date(timeIntervalSinceReferenceDate: expiresAt))
+    }
+  }
+
+  /// Reads and checks the entry file at `path` for `key`; `nil` when there is none.
+  ///
+  /// One `readv` puts the header and key on the stack and the value, then the checksum, in
+  /// a buffer of their own, which the returned value's `Data` keeps: no copy after the read.
+  private func readEntry(_ path: String, key: UnsafeRawBufferPointer) throws(DiskCacheError) -> EntryRead? {
+    let read = withUnsafeTemporaryAllocation(
+      byteCount: EntryFile.headerSize + key.count, alignment: 8
+    ) { head -> Result<(SplitFileContents, EntryFile.Decoded)?, FileSystemError> in
+      let contents: SplitFileContents
+      do throws(FileSystemError) {
+        guard let found = try POSIX.readFile(path, head: head, maximumSize: sizeLimit ?? .max) else {
+          return .success(nil)
+        }
+        contents = found
+      } catch {
+        return .failure(error)
+      }
+      let decoded = contents.tail.withUnsafeBytes { tail in
+        EntryFile.decode(
+          head: UnsafeRawBufferPointer(rebasing: head[..<contents.headCount]), tail: tail, expectedKey: key)
+      }
+      return .success((contents, decoded))
+    }
+    let contents: SplitFileContents
+    let decoded: EntryFile.Decoded
+    switch read {
+    case .failure(let error): throw .fileSystem(error)
+    case .success(nil): return nil
+    case .success(let found?): (contents, decoded) = found
+    }
+    switch decoded {
+    case .corrupt: return .corrupt(contents.identity)
+    case .otherKey: return .otherKey
+    case .entry(let storedAt, let expiresAt, let range):
+      return .entry(
+        storedAt: storedAt, expiresAt: expiresAt, value: contents.tail[range], identity: contents.identity,
+        modified: contents.modified)
     }
   }
 
@@ -185,7 +222,7 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
     let stamp = now()
     let expiry = EntryLifetime.expiry(expiresAt, storedAt: stamp, lifetime: entryLifetime)
     let file = EntryFile.encode(
-      key: keyBytes, value: [UInt8](valueBytes), storedAt: stamp.timeIntervalSinceReferenceDate,
+      key: keyBytes, value: valueBytes, storedAt: stamp.timeIntervalSinceReferenceDate,
       expiresAt: expiry?.timeIntervalSinceReferenceDate ?? .infinity)
     if let sizeLimit, file.count > sizeLimit {
       throw DiskCacheError.entryTooLarge(size: file.count, limit: sizeLimit)
@@ -197,14 +234,14 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
       throw DiskCacheError.fileSystem(error)
     }
     // From here on the write completes even if the task is cancelled: it is one rename.
-    try await index.commit(temporary: temporary, digest: digest(keyBytes), size: file.count)
+    try await index.commit(temporary: temporary, digest: encodedKeyDigest(keyBytes), size: file.count)
   }
 
   /// Removes the entry stored under `key`, if any.
   ///
   /// - Throws: ``DiskCacheError/fileSystem(_:)`` when the file cannot be deleted.
   public func removeValue(forKey key: Key) async throws(DiskCacheError) {
-    try await index.remove(digest(try encode(key)))
+    try await index.remove(encodedKeyDigest(try encode(key)))
   }
 
   /// Removes every entry file in the directory.
@@ -269,7 +306,7 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
   ///
   /// For diagnostics and tests: the file's name is a hash of the encoded key.
   public func fileURL(forKey key: Key) throws(DiskCacheError) -> URL {
-    URL(fileURLWithPath: filePath(digest(try encode(key))))
+    URL(fileURLWithPath: filePath(encodedKeyDigest(try encode(key))))
   }
 
   // MARK: - Internal
@@ -284,12 +321,28 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
   }
 
   func keyDigest(_ key: Key) throws(DiskCacheError) -> KeyDigest {
-    digest(try encode(key))
+    encodedKeyDigest(try encode(key))
   }
 
-  private func encode(_ key: Key) throws(DiskCacheError) -> [UInt8] {
-    do { return [UInt8](try keyCodec.encode(key)) } catch { throw .keyEncodingFailed(error) }
+  private func encodedKeyDigest(_ keyBytes: Data) -> KeyDigest {
+    keyBytes.withUnsafeBytes { digest($0) }
   }
+
+  private func encode(_ key: Key) throws(DiskCacheError) -> Data {
+    do { return try keyCodec.encode(key) } catch { throw .keyEncodingFailed(error) }
+  }
+}
+
+/// What reading one `DiskCache` entry file found (outside the generic class, so that reads
+/// look up no generic type metadata).
+private enum EntryRead {
+  /// Not a valid entry file: delete it (if it is still this file).
+  case corrupt(FileIdentity)
+  /// A valid entry of another key (a hash collision).
+  case otherKey
+  /// The entry, checked; `value` is its value's bytes, in the buffer the file was read
+  /// into (not copied).
+  case entry(storedAt: Double, expiresAt: Double, value: Data, identity: FileIdentity, modified: Double)
 }
 
 extension DiskCache where Key: Codable, Value: Codable {

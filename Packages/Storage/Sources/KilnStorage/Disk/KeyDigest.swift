@@ -8,6 +8,11 @@ struct KeyDigest: Hashable, Sendable {
 
   /// The SHA-256 based digest of `bytes`.
   static func sha256(_ bytes: [UInt8]) -> KeyDigest {
+    bytes.withUnsafeBytes { sha256($0) }
+  }
+
+  /// The SHA-256 based digest of `bytes`, hashed in place (no copy, no allocation).
+  static func sha256(_ bytes: UnsafeRawBufferPointer) -> KeyDigest {
     var hasher = SHA256()
     hasher.update(bytes)
     let words = hasher.finalizeWords()

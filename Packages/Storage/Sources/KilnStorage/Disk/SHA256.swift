@@ -2,9 +2,17 @@
 //
 // Swift's `Hasher` is seeded randomly per process, so it cannot name files that must be
 // found again after a restart; Foundation has no SHA-256 on Linux, and library products
-// take no package dependency. This is the plain, portable algorithm.
+// take no package dependency. This is the plain, portable algorithm, with each block
+// compressed by the processor's SHA instructions where it has them (CKilnChecksum: the
+// x86-64 SHA extensions).
+
+import CKilnChecksum
 
 /// Computes the SHA-256 digest of a byte sequence.
+///
+/// Every `DiskCache` access hashes its key, so nothing here allocates: the partial block
+/// lives inline, whole blocks are compressed straight from the caller's bytes, and the
+/// message schedule is a stack buffer.
 struct SHA256 {
   private static let roundConstants: [UInt32] = [
     0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
@@ -17,12 +25,25 @@ struct SHA256 {
     0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7, 0xc671_78f2,
   ]
 
-  private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
+  typealias Words = (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32)
+
+  private var state: Words = (
     0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
   )
-  private var block = [UInt8](repeating: 0, count: 64)
+  /// The bytes of the current, incomplete block (64 bytes, inline: no heap allocation).
+  private var block: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
   private var blockCount = 0
   private var totalLength: UInt64 = 0
+  /// Whether blocks may be compressed by the processor's SHA instructions (where present).
+  private let hardware: Bool
+
+  /// A hasher over the empty message.
+  ///
+  /// - Parameter hardware: `false` compresses every block in Swift even where the processor
+  ///   has SHA instructions (for tests that compare the two).
+  init(hardware: Bool = true) {
+    self.hardware = hardware
+  }
 
   /// The digest of `bytes`.
   static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
@@ -33,14 +54,37 @@ struct SHA256 {
 
   /// Adds `bytes` to the message.
   mutating func update(_ bytes: some Sequence<UInt8>) {
-    for byte in bytes {
-      block[blockCount] = byte
-      blockCount += 1
-      totalLength &+= 1
-      if blockCount == 64 {
-        compressBlock()
-        blockCount = 0
+    let done: Void? = bytes.withContiguousStorageIfAvailable { update(UnsafeRawBufferPointer($0)) }
+    if done == nil { Array(bytes).withUnsafeBytes { update($0) } }
+  }
+
+  /// Adds `bytes` to the message.
+  mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    guard var position = bytes.baseAddress, !bytes.isEmpty else { return }
+    var remaining = bytes.count
+    totalLength &+= UInt64(remaining)
+    if blockCount > 0 {
+      let taken = min(64 - blockCount, remaining)
+      withUnsafeMutableBytes(of: &block) { block in
+        (block.baseAddress! + blockCount).copyMemory(from: position, byteCount: taken)
       }
+      blockCount += taken
+      position += taken
+      remaining -= taken
+      guard blockCount == 64 else { return }
+      compressBlock()
+      blockCount = 0
+    }
+    while remaining >= 64 {
+      Self.compress(&state, position, hardware: hardware)
+      position += 64
+      remaining -= 64
+    }
+    if remaining > 0 {
+      withUnsafeMutableBytes(of: &block) { block in
+        block.baseAddress!.copyMemory(from: position, byteCount: remaining)
+      }
+      blockCount = remaining
     }
   }
 
@@ -60,53 +104,64 @@ struct SHA256 {
 
   /// Pads the message and returns the digest as its eight big-endian words, without
   /// allocating (what ``KeyDigest`` reads on every `DiskCache` access).
-  mutating func finalizeWords() -> (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) {
+  mutating func finalizeWords() -> Words {
     let bitLength = totalLength &* 8
-    block[blockCount] = 0x80
-    blockCount += 1
-    if blockCount > 56 {
-      while blockCount < 64 {
-        block[blockCount] = 0
-        blockCount += 1
-      }
+    let count = blockCount
+    withUnsafeMutableBytes(of: &block) { block in
+      block[count] = 0x80
+      (block.baseAddress! + count + 1).initializeMemory(as: UInt8.self, repeating: 0, count: 63 - count)
+    }
+    if count >= 56 {
       compressBlock()
-      blockCount = 0
+      block = (0, 0, 0, 0, 0, 0, 0, 0)
     }
-    while blockCount < 56 {
-      block[blockCount] = 0
-      blockCount += 1
-    }
-    for shift in stride(from: 56, through: 0, by: -8) {
-      block[blockCount] = UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))
-      blockCount += 1
-    }
+    block.7 = bitLength.bigEndian
     compressBlock()
+    blockCount = 0
     return state
   }
 
   private mutating func compressBlock() {
+    let block = block
+    withUnsafeBytes(of: block) { Self.compress(&state, $0.baseAddress!, hardware: hardware) }
+  }
+
+  /// Compresses the 64 bytes at `block` into `state`.
+  private static func compress(_ state: inout Words, _ block: UnsafeRawPointer, hardware: Bool) {
+    if hardware {
+      let compressed = withUnsafeMutableBytes(of: &state) { words in
+        kiln_sha256_hardware(words.baseAddress!.assumingMemoryBound(to: UInt32.self), block, 1)
+      }
+      if compressed != 0 { return }
+    }
     // The message schedule lives on the stack: an array here allocated once per block.
     withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
-      compress(schedule: w)
+      roundConstants.withUnsafeBufferPointer { constants in
+        compress(&state, block, schedule: w.baseAddress!, constants: constants.baseAddress!)
+      }
     }
   }
 
-  private mutating func compress(schedule w: UnsafeMutableBufferPointer<UInt32>) {
+  @inline(__always)
+  private static func compress(
+    _ state: inout Words,
+    _ block: UnsafeRawPointer,
+    schedule w: UnsafeMutablePointer<UInt32>,
+    constants: UnsafePointer<UInt32>
+  ) {
     for t in 0..<16 {
-      w[t] =
-        UInt32(block[t * 4]) << 24 | UInt32(block[t * 4 + 1]) << 16 | UInt32(block[t * 4 + 2]) << 8
-        | UInt32(block[t * 4 + 3])
+      w[t] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: t &* 4, as: UInt32.self))
     }
     for t in 16..<64 {
-      let s0 = rotate(w[t - 15], 7) ^ rotate(w[t - 15], 18) ^ (w[t - 15] >> 3)
-      let s1 = rotate(w[t - 2], 17) ^ rotate(w[t - 2], 19) ^ (w[t - 2] >> 10)
-      w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
+      let s0 = rotate(w[t &- 15], 7) ^ rotate(w[t &- 15], 18) ^ (w[t &- 15] >> 3)
+      let s1 = rotate(w[t &- 2], 17) ^ rotate(w[t &- 2], 19) ^ (w[t &- 2] >> 10)
+      w[t] = w[t &- 16] &+ s0 &+ w[t &- 7] &+ s1
     }
     var (a, b, c, d, e, f, g, h) = state
     for t in 0..<64 {
       let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
       let choice = (e & f) ^ (~e & g)
-      let temp1 = h &+ s1 &+ choice &+ Self.roundConstants[t] &+ w[t]
+      let temp1 = h &+ s1 &+ choice &+ constants[t] &+ w[t]
       let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
       let majority = (a & b) ^ (a & c) ^ (b & c)
       let temp2 = s0 &+ majority
@@ -125,7 +180,7 @@ struct SHA256 {
   }
 
   @inline(__always)
-  private func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {
-    (value >> count) | (value << (32 - count))
+  private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {
+    (value >> count) | (value << (32 &- count))
   }
 }

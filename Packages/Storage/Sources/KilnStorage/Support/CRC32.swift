@@ -1,9 +1,15 @@
-// CRC-32 (IEEE 802.3, the polynomial of zlib and PNG), slicing-by-16.
+// CRC-32 (IEEE 802.3, the polynomial of zlib and PNG): in hardware where the processor can
+// (CKilnChecksum: PCLMULQDQ folding on x86-64, the CRC32 instructions on arm64), else
+// slicing-by-16.
 //
 // Detects corrupt and torn records in DiskCache files and SerializableCache journals. Every
-// DiskCache read checks the whole file, so this loop is on the read path: slicing-by-16 over
-// raw pointers takes about two thirds of the time of the slicing-by-8 loop over an array it
-// replaces (StorageBenchmarks, "DiskCache read").
+// DiskCache read checks the whole file, so this is on the read path: the hardware path
+// checks 1 KB in a few dozen nanoseconds, about a tenth of the time of slicing-by-16, which
+// itself takes two thirds of the time of the slicing-by-8 loop over an array it replaced
+// (StorageBenchmarks, "DiskCache read"). Both compute the same checksum: the file format
+// does not depend on the machine.
+
+import CKilnChecksum
 
 /// Computes CRC-32 checksums.
 enum CRC32 {
@@ -31,6 +37,16 @@ enum CRC32 {
 
   /// The checksum of `bytes`, continuing from `crc` (the checksum of the bytes before).
   static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+    guard let start = bytes.baseAddress else { return crc }
+    var register = ~crc
+    let consumed = kiln_crc32_hardware(&register, start, bytes.count)
+    return softwareChecksum(
+      UnsafeRawBufferPointer(start: start + consumed, count: bytes.count - consumed), continuing: ~register)
+  }
+
+  /// ``checksum(_:continuing:)`` without the hardware path: slicing-by-16 on every machine
+  /// (for the hardware path's remainder, and for tests that compare the two).
+  static func softwareChecksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
     var crc = ~crc
     guard var position = bytes.baseAddress else { return ~crc }
     var remaining = bytes.count

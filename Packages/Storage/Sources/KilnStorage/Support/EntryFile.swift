@@ -19,7 +19,12 @@ enum EntryFile {
   static let overhead = headerSize + 4
 
   /// Encodes one entry.
-  static func encode(key: [UInt8], value: [UInt8], storedAt: Double, expiresAt: Double) -> [UInt8] {
+  static func encode(
+    key: some Collection<UInt8>,
+    value: some Collection<UInt8>,
+    storedAt: Double,
+    expiresAt: Double
+  ) -> [UInt8] {
     var writer = ByteWriter(capacity: overhead + key.count + value.count)
     writer.append(contentsOf: magic)
     writer.append(version)
@@ -42,26 +47,56 @@ enum EntryFile {
     case corrupt
     /// A valid entry of another key (a hash collision): leave it alone.
     case otherKey
-    /// The entry; `value` indexes the file's bytes.
+    /// The entry; `value` indexes the file's bytes (the tail's, when decoded in two parts).
     case entry(storedAt: Double, expiresAt: Double, value: Range<Int>)
   }
 
   /// Decodes a file's bytes, checking its shape, checksum and key.
   static func decode(_ bytes: [UInt8], expectedKey: [UInt8]) -> Decoded {
     bytes.withUnsafeBytes { buffer in
-      guard let header = header(buffer) else { return .corrupt }
-      let keyRange = headerSize..<headerSize + header.keyLength
-      let stored = UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: buffer.count - 4, as: UInt32.self))
-      guard CRC32.checksum(UnsafeRawBufferPointer(rebasing: buffer[..<(buffer.count - 4)])) == stored else {
-        return .corrupt
+      expectedKey.withUnsafeBytes { expectedKey in
+        let split = min(headerSize + expectedKey.count, buffer.count)
+        let decoded = decode(
+          head: UnsafeRawBufferPointer(rebasing: buffer[..<split]),
+          tail: UnsafeRawBufferPointer(rebasing: buffer[split...]), expectedKey: expectedKey)
+        guard case .entry(let storedAt, let expiresAt, let value) = decoded else { return decoded }
+        return .entry(
+          storedAt: storedAt, expiresAt: expiresAt, value: split + value.lowerBound..<split + value.upperBound)
       }
-      guard header.keyLength == expectedKey.count,
-        expectedKey.withUnsafeBytes({ $0.elementsEqual(buffer[keyRange]) })
-      else { return .otherKey }
-      return .entry(
-        storedAt: header.storedAt, expiresAt: header.expiresAt,
-        value: keyRange.upperBound..<keyRange.upperBound + header.valueLength)
     }
+  }
+
+  /// Decodes a file read in two parts, checking its shape, checksum and key: `head`, its
+  /// first `headerSize + expectedKey.count` bytes (fewer when the file is shorter), and
+  /// `tail`, the rest. In an entry of the expected key the tail is the value then the
+  /// checksum, so ``Decoded/entry(storedAt:expiresAt:value:)`` indexes `tail`, from 0.
+  static func decode(
+    head: UnsafeRawBufferPointer,
+    tail: UnsafeRawBufferPointer,
+    expectedKey: UnsafeRawBufferPointer
+  ) -> Decoded {
+    let size = head.count + tail.count
+    guard let header = header(head, fileSize: size) else { return .corrupt }
+    // The checksum covers every byte but the last four, which hold it. A valid header
+    // implies at least `overhead` bytes, but they straddle the two parts when the stored
+    // key is shorter than the expected one.
+    var stored: UInt32 = 0
+    for index in 0..<4 {
+      let position = size - 4 + index
+      let byte = position < head.count ? head[position] : tail[position - head.count]
+      stored |= UInt32(byte) << UInt32(index * 8)
+    }
+    let computed =
+      tail.count >= 4
+      ? CRC32.checksum(
+        UnsafeRawBufferPointer(rebasing: tail[..<(tail.count - 4)]), continuing: CRC32.checksum(head))
+      : CRC32.checksum(UnsafeRawBufferPointer(rebasing: head[..<(size - 4)]))
+    guard computed == stored else { return .corrupt }
+    guard header.keyLength == expectedKey.count,
+      expectedKey.elementsEqual(UnsafeRawBufferPointer(rebasing: head[headerSize..<headerSize + header.keyLength]))
+    else { return .otherKey }
+    // The key fills the head exactly, so the value starts the tail.
+    return .entry(storedAt: header.storedAt, expiresAt: header.expiresAt, value: 0..<header.valueLength)
   }
 
   struct Header {

@@ -2,6 +2,8 @@
 // APIs allocate and convert more than a cache's hot path can afford, and hide the
 // distinctions (ENOENT vs EACCES, inode identity, O_APPEND) that crash safety needs.
 
+import Foundation
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -26,6 +28,66 @@ enum POSIX {
     }
     let bytes = try readBytes(file.descriptor, count: size, path: path)
     return FileContents(bytes: bytes, identity: identity, modified: modified)
+  }
+
+  /// Reads the whole file at `path` in one `readv` split in two parts: its first bytes into
+  /// `head` (the caller's buffer, typically on its stack), the rest into a fresh buffer that
+  /// `tail` owns. `nil` when the file does not exist (or is a directory).
+  ///
+  /// What `DiskCache` reads an entry with: the value at the start of `tail` can be handed out
+  /// without another copy.
+  ///
+  /// - Parameter maximumSize: Files larger than this are not read: they answer with nothing
+  ///   read (a size no valid record has), so a foreign huge file cannot exhaust memory.
+  static func readFile(
+    _ path: String,
+    head: UnsafeMutableRawBufferPointer,
+    maximumSize: Int = .max
+  ) throws(FileSystemError) -> SplitFileContents? {
+    guard let file = try openForReading(path) else { return nil }
+    defer { close(file.descriptor) }
+    let size = Int(file.info.st_size)
+    let identity = FileIdentity(device: UInt64(file.info.st_dev), inode: UInt64(file.info.st_ino))
+    let modified = modificationTime(file.info)
+    guard size <= maximumSize else {
+      return SplitFileContents(headCount: 0, tail: Data(), identity: identity, modified: modified)
+    }
+    let headCapacity = min(head.count, size)
+    let tailCapacity = size - headCapacity
+    let tail = UnsafeMutableRawPointer.allocate(byteCount: max(tailCapacity, 1), alignment: 16)
+    var done = 0
+    var failure: Int32 = 0
+    withUnsafeTemporaryAllocation(of: iovec.self, capacity: 2) { vectors in
+      while done < size {
+        let count: Int32
+        if done < headCapacity {
+          vectors[0] = iovec(iov_base: head.baseAddress! + done, iov_len: headCapacity - done)
+          vectors[1] = iovec(iov_base: tail, iov_len: tailCapacity)
+          count = tailCapacity > 0 ? 2 : 1
+        } else {
+          vectors[0] = iovec(iov_base: tail + (done - headCapacity), iov_len: size - done)
+          count = 1
+        }
+        let result = readv(file.descriptor, vectors.baseAddress!, count)
+        if result < 0 {
+          if errno == EINTR { continue }
+          failure = errno
+          return
+        }
+        if result == 0 { return }  // Truncated under us: fewer bytes than its size.
+        done += result
+      }
+    }
+    if failure != 0 {
+      tail.deallocate()
+      throw FileSystemError(operation: "read", path: path, code: failure)
+    }
+    return SplitFileContents(
+      headCount: min(done, headCapacity),
+      tail: Data(
+        bytesNoCopy: tail, count: max(done - headCapacity, 0),
+        deallocator: .custom { pointer, _ in pointer.deallocate() }),
+      identity: identity, modified: modified)
   }
 
   /// Reads at most the first `count` bytes of the file at `path`; `nil` when it does not

@@ -76,6 +76,90 @@ struct DiskCacheTests {
     }
   }
 
+  @Test("keys of different lengths whose hashes collide never read each other's value, and keep their files")
+  func hashCollisionsAcrossKeyLengths() async throws {
+    try await withTemporaryDirectory { directory in
+      let cache = try DiskCache<String, String>(
+        directory: directory, sizeLimit: nil, entryLifetime: nil, durability: .processCrash,
+        keyCodec: .automatic, valueCodec: .automatic, now: Date.init,
+        digest: { _ in KeyDigest(high: 1, low: 2) })
+      let long = String(repeating: "k", count: 300)
+      // A file shorter than the header and key that the longer key expects: its last bytes,
+      // the checksum, are read into the part meant for the key.
+      try await cache.setValue("", forKey: "a")
+      #expect(try await cache.value(forKey: long) == nil)
+      #expect(try entryFiles(in: directory).count == 1)
+      #expect(try await cache.value(forKey: "a") == "")
+      try await cache.setValue("x", forKey: "a")
+      #expect(try await cache.value(forKey: long) == nil)
+      #expect(try await cache.value(forKey: "a") == "x")
+      // A file longer than the shorter key expects.
+      try await cache.setValue("long value", forKey: long)
+      #expect(try await cache.value(forKey: "a") == nil)
+      #expect(try entryFiles(in: directory).count == 1)
+      #expect(try await cache.value(forKey: long) == "long value")
+    }
+  }
+
+  @Test("a damaged file of a key of another length reads as a miss and is deleted", arguments: Damage.allCases)
+  func damagedFilesOfCollidingKeys(damage: Damage) async throws {
+    try await withTemporaryDirectory { directory in
+      let cache = try DiskCache<String, String>(
+        directory: directory, sizeLimit: nil, entryLifetime: nil, durability: .processCrash,
+        keyCodec: .automatic, valueCodec: .automatic, now: Date.init,
+        digest: { _ in KeyDigest(high: 1, low: 2) })
+      try await cache.setValue(String(repeating: "v", count: 100), forKey: "key")
+      let file = try cache.fileURL(forKey: "key")
+      for other in ["k", "a much longer key than the one stored"] {
+        try Data(damage.apply(to: [UInt8](try Data(contentsOf: file)))).write(to: file)
+        #expect(try await cache.value(forKey: other) == nil)
+        #expect(!FileManager.default.fileExists(atPath: file.path), "read as \(other)")
+        try await cache.setValue(String(repeating: "v", count: 100), forKey: "key")
+      }
+    }
+  }
+
+  @Test("a bit flipped anywhere in a large entry makes it a miss, and the file is deleted")
+  func flippedBitsInLargeEntries() async throws {
+    try await withTemporaryDirectory { directory in
+      let cache = try DiskCache<String, Data>(directory: directory)
+      let value = Data((0..<5_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+      try await cache.setValue(value, forKey: "key")
+      let file = try cache.fileURL(forKey: "key")
+      let intact = [UInt8](try Data(contentsOf: file))
+      #expect(intact.count == 40 + 3 + 5_000)
+      for position in [0, 20, 37, 39, 40, 41, 64, 100, 1_000, 2_047, 4_096, 5_000, 5_030, 5_038, 5_042] {
+        var damaged = intact
+        damaged[position] ^= 0x20
+        try Data(damaged).write(to: file)
+        #expect(try await cache.value(forKey: "key") == nil, "byte \(position)")
+        #expect(!FileManager.default.fileExists(atPath: file.path), "byte \(position)")
+        try Data(intact).write(to: file)
+        #expect(try await cache.value(forKey: "key") == value)
+      }
+    }
+  }
+
+  @Test(
+    "a Data value read back is a plain Data from index 0, whatever its size",
+    arguments: [0, 1, 10, 14, 15, 64, 1_024, 70_000])
+  func dataValuesStartAtZero(size: Int) async throws {
+    try await withTemporaryDirectory { directory in
+      let cache = try DiskCache<String, Data>(directory: directory)
+      let value = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) })
+      try await cache.setValue(value, forKey: "key")
+      var read = try #require(try await cache.value(forKey: "key"))
+      #expect(read == value)
+      #expect(read.startIndex == 0)
+      #expect(read.count == size)
+      #expect(Array(read) == Array(value))
+      // The value owns its bytes: mutating it leaves the cache's copy alone.
+      read.append(0xFF)
+      if size > 0 { read[0] ^= 0xFF }
+      #expect(try await cache.value(forKey: "key") == value)
+    }
+  }
+
   enum Damage: String, CaseIterable, Sendable {
     case truncatedHeader, truncatedValue, missingChecksum, flippedValueBit, flippedKeyBit
     case empty, foreignText, wrongVersion, hugeLengthField, appendedGarbage

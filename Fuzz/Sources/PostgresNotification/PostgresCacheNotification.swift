@@ -1,0 +1,1 @@
+../../../Packages/Storage/Sources/KilnStorage/Postgres/PostgresCacheNotification.swift
