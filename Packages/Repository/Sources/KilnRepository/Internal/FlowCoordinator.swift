@@ -150,8 +150,11 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     }
   }
 
+  /// Releases this param if it is idle and no release was scheduled again since this one fell
+  /// due: a subscription that ended, or an abandoned fetch cancelled, after the due check
+  /// moved the deadline, and the release task sleeps until that one instead.
   private func releaseIfIdle() {
-    guard isIdle else { return }
+    guard isIdle, mirror.withLock({ $0.releaseDeadline == nil }) else { return }
     _ = registry.release(param, self)
   }
 
