@@ -88,14 +88,22 @@ func registerPostgresBenchmarks() {
   } baseline: { _ in
     let client = fixture.client
     _ = try await fixture.store()
+    let channel = "kiln_bench_raw"
+    let node = "raw "
     for index in 0..<200 {
       let key = keyBuffers[index % rowCount]
+      // The statement PostgresStore sends: the upsert, and the NOTIFY that tells the other
+      // nodes' caches which key changed.
       try await client.query(
         """
-        INSERT INTO kiln_bench_raw (key, value, stored_at, expires_at, updated_at)
-        VALUES (\(key), \(valueBuffer), \(Date()), \(Date?.none), clock_timestamp())
-        ON CONFLICT (key_hash) DO UPDATE SET value = EXCLUDED.value, stored_at = EXCLUDED.stored_at,
-          expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at
+        WITH written AS (
+          INSERT INTO kiln_bench_raw (key, value, stored_at, expires_at, updated_at)
+          VALUES (\(key), \(valueBuffer), \(Date()), \(Date?.none), clock_timestamp())
+          ON CONFLICT (key_hash) DO UPDATE SET value = EXCLUDED.value, stored_at = EXCLUDED.stored_at,
+            expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at
+          RETURNING key)
+        SELECT pg_notify(\(channel), \(node) || CASE WHEN length(key) <= 3900 THEN 'k' || encode(key, 'hex')
+          ELSE '#' || encode(sha256(key), 'hex') END) FROM written
         """
       ).collect()
     }
