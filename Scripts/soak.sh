@@ -7,6 +7,11 @@
 #   Scripts/soak.sh             1 minute
 #   Scripts/soak.sh 10          10 minutes
 #   Scripts/soak.sh 10 --concurrency 512   (other arguments go to kiln-soak)
+#   Scripts/soak.sh 10 --transport asynchttpclient --rss-tolerance 16
+#
+# The handlers send through URLSessionTransport, or with `--transport asynchttpclient` through
+# AsyncHTTPClientTransport: the script then builds with `--traits AsyncHTTPClient` (a build
+# with another trait set than the last one in .build-soak recompiles most of the package).
 #
 # Builds in debug (assertions on) into .build-soak. As root, mounts an 8 MiB tmpfs for the
 # disk-full fault (a real ENOSPC) and unmounts it afterwards; otherwise that fault is off.
@@ -23,9 +28,20 @@ if (($#)) && [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
   shift
 fi
 
-echo "Building kiln-soak (debug, .build-soak)…"
-swift build --build-path .build-soak --product kiln-soak
-binary=$(swift build --build-path .build-soak --show-bin-path)/kiln-soak
+build_args=(--build-path .build-soak)
+traits=""
+previous=""
+for argument in "$@"; do
+  if [[ $previous == --transport && $argument == asynchttpclient ]]; then
+    build_args+=(--traits AsyncHTTPClient)
+    traits=", trait AsyncHTTPClient"
+  fi
+  previous=$argument
+done
+
+echo "Building kiln-soak (debug, .build-soak${traits})…"
+swift build "${build_args[@]}" --product kiln-soak
+binary=$(swift build "${build_args[@]}" --show-bin-path)/kiln-soak
 
 full_args=()
 full_dir=$(mktemp -d "${TMPDIR:-/tmp}/kiln-soak-full.XXXXXX")

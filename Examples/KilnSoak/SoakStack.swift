@@ -70,7 +70,8 @@ final class Sequencer: Sendable {
 
 /// The demo's stack under soak: the handler with the HTTP cache and retries, the repository
 /// with pagination, MemoryCache, DiskCache, TieredCache and SQLiteStore, and the stores the
-/// writer child shares.
+/// writer child shares. Both handlers send through one `transport` (`--transport`), which the
+/// caller shuts down.
 final class SoakStack: Sendable {
   static let listCount = 8
   static let maxPages = 3
@@ -95,7 +96,8 @@ final class SoakStack: Sendable {
   let sequencer = Sequencer()
 
   init(
-    stats: SoakStats, api: SoakAPI?, baseURL: URL, workspace: URL, fullDirectory: URL?, writerExecutable: String
+    stats: SoakStats, api: SoakAPI?, baseURL: URL, workspace: URL, fullDirectory: URL?, transport: SoakTransport,
+    writerExecutable: String
   ) throws {
     self.stats = stats
     self.api = api
@@ -103,13 +105,12 @@ final class SoakStack: Sendable {
     // The HTTP cache lives on the small file system that the fault scheduler fills up.
     let httpFolder = (fullDirectory ?? workspace).appendingPathComponent("http")
     httpCache = HTTPCache(store: try DiskCache<String, Data>(directory: httpFolder, sizeLimit: 3 << 20))
-    let transport = URLSessionTransport(timeout: .seconds(10))
     let retries = NetworkHandler.RetryPolicy(
       maxAttempts: 3, backoff: .exponential(initial: .milliseconds(20), maximum: .milliseconds(500)), budget: nil)
     itemHandler = NetworkHandler(
       transport: transport.caching(in: httpCache), retryPolicy: retries, timeout: .seconds(5),
       deduplicatesRequests: true)
-    listHandler = NetworkHandler(transport: transport, retryPolicy: retries, timeout: .seconds(5))
+    listHandler = NetworkHandler(transport: transport.base, retryPolicy: retries, timeout: .seconds(5))
 
     memory = MemoryCache(countLimit: 1_000, entryLifetime: nil)
     disk = try DiskCache(directory: workspace.appendingPathComponent("disk"), sizeLimit: 2 << 20)

@@ -3,6 +3,8 @@
 //   Scripts/soak.sh [minutes]          (builds, gives it a small tmpfs to fill, runs it)
 //   kiln-soak [--minutes M] [--concurrency N] [--full-dir PATH] [--report-every SECONDS]
 //             [--deadline SECONDS] [--rss-tolerance MIB] [--fd-tolerance COUNT]
+//             [--transport urlsession|asynchttpclient]   (the handlers' transport; URLSession by
+//                                        default, asynchttpclient needs `--traits AsyncHTTPClient`)
 //             [--only net,repo.next,…]   (only the operations whose kind starts so)
 //             [--server URL]             (an external `kiln-soak serve`, to tell whose memory grows)
 //   kiln-soak serve                      (only the server: prints its URL, then its memory)
@@ -63,6 +65,8 @@ struct Options {
   var only: [String]?
   /// An external server (`kiln-soak serve`) instead of the embedded one; no storms then.
   var server: URL?
+  /// The transport of the stack's handlers.
+  var transport = SoakTransport.Kind.urlsession
 
   init(_ arguments: [String]) {
     var arguments = arguments[...]
@@ -85,6 +89,9 @@ struct Options {
       case "--fd-tolerance": fdTolerance = number()
       case "--only": only = value().split(separator: ",").map(String.init)
       case "--server": server = URL(string: value())
+      case "--transport":
+        guard let kind = SoakTransport.Kind(rawValue: value()) else { usage() }
+        transport = kind
       default: usage()
       }
     }
@@ -95,7 +102,8 @@ func usage() -> Never {
   try? FileHandle.standardError.write(
     contentsOf: Data(
       ("usage: kiln-soak [--minutes M] [--concurrency N] [--full-dir PATH] [--report-every S] [--deadline S] "
-        + "[--rss-tolerance MIB] [--fd-tolerance COUNT] [--only KIND,KIND…] [--server URL]\n").utf8))
+        + "[--rss-tolerance MIB] [--fd-tolerance COUNT] [--only KIND,KIND…] [--server URL] "
+        + "[--transport urlsession|asynchttpclient]\n").utf8))
   exit(2)
 }
 
@@ -107,6 +115,14 @@ func log(_ line: String) {
 }
 
 let options = Options(Array(CommandLine.arguments.dropFirst()))
+guard SoakTransport.isAvailable(options.transport) else {
+  try? FileHandle.standardError.write(
+    contentsOf: Data(
+      ("kiln-soak: --transport \(options.transport.rawValue) needs the AsyncHTTPClient trait, which this build "
+        + "lacks: build with `swift build --traits AsyncHTTPClient --product kiln-soak` (Scripts/soak.sh does so "
+        + "when given --transport asynchttpclient)\n").utf8))
+  exit(2)
+}
 
 // MARK: - The stack
 
@@ -123,9 +139,11 @@ if let full = options.fullDirectory {
   }
 }
 let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+// One transport for the run, shut down at its end (see "Quiesce and judge").
+let transport = SoakTransport(options.transport, timeout: .seconds(10))
 let stack = try SoakStack(
   stats: stats, api: options.server == nil ? api : nil, baseURL: baseURL, workspace: workspace,
-  fullDirectory: options.fullDirectory,
+  fullDirectory: options.fullDirectory, transport: transport,
   writerExecutable: executable)
 let operations = stack.operations.filter { operation in
   options.only.map { prefixes in prefixes.contains { operation.kind.hasPrefix($0) } } ?? (operation.weight > 0)
@@ -142,6 +160,7 @@ log(
   """
   kiln-soak: \(String(format: "%g", options.minutes)) min, \(options.concurrency) concurrent workers, \
   deadline \(options.deadline) per operation, server \(baseURL)
+    transport \(transport.name)
     workspace \(workspace.path)
     full-disk fault: \(options.fullDirectory.map { "fills \($0.path) (HTTP cache and the \"full\" DiskCache live there)" } ?? "off (no --full-dir)")
     tolerance after warm-up: +\(options.rssToleranceMiB) MiB RSS, +\(options.fdTolerance) fds
@@ -231,6 +250,7 @@ func report(_ label: String) {
 }
 
 var warmUpMetrics: ProcessMetrics?
+var warmUpInstant: ContinuousClock.Instant?
 var nextReport = start + options.reportEvery
 let giveUp = end + options.deadline + .seconds(10)
 while !workersDone.load(ordering: .sequentiallyConsistent) && clock.now < giveUp {
@@ -241,6 +261,7 @@ while !workersDone.load(ordering: .sequentiallyConsistent) && clock.now < giveUp
   }
   if warmUpMetrics == nil, clock.now >= warmUp {
     warmUpMetrics = ProcessMetrics.now()
+    warmUpInstant = clock.now
     log("[warm-up done] \(warmUpMetrics!)")
   }
   if clock.now >= nextReport {
@@ -274,6 +295,28 @@ if stillRunning == 0 {
   }
 }
 let endMetrics = ProcessMetrics.now()
+let endInstant = clock.now
+
+// After the end's figures, so that the client's connections closing cannot hide a leak of
+// descriptors. Requests still running (hangs) fail; the shutdown itself gets the deadline.
+let transportShutdown = Mutex<(done: Bool, error: String?)>((false, nil))
+_ = Task {
+  do {
+    try await transport.shutdown()
+    transportShutdown.withLock { $0.done = true }
+  } catch {
+    transportShutdown.withLock { $0 = (true, "\(error)") }
+  }
+}
+let shutdownDeadline = clock.now + options.deadline
+while !transportShutdown.withLock({ $0.done }) && clock.now < shutdownDeadline {
+  try? await Task.sleep(for: .milliseconds(50))
+}
+let shutdownFailure: String? = transportShutdown.withLock { state in
+  guard state.done else { return "the transport's shutdown did not finish within \(options.deadline)" }
+  return state.error.map { "the transport's shutdown failed: \($0)" }
+}
+
 let snapshot = stats.snapshot
 
 /// Temporary files left in the disk caches' folders (a failed write must remove its own).
@@ -312,6 +355,16 @@ log("  memory and descriptors:")
 log("    start:   \(startMetrics)")
 log("    warm-up: \(warmUpMetrics.map(\.description) ?? "not reached")")
 log("    end:     \(endMetrics)")
+if let warm = warmUpMetrics, let warmedAt = warmUpInstant {
+  // The verdict compares the end with the warm-up's end; the rate is for comparing runs.
+  let minutes = Double(warmedAt.duration(to: endInstant).components.seconds) / 60
+  let growthMiB = Double(endMetrics.residentKiB - warm.residentKiB) / 1_024
+  log(
+    "    after warm-up: RSS \(String(format: "%+.1f", growthMiB)) MiB in \(String(format: "%.1f", minutes)) min "
+      + "(\(String(format: "%+.2f", minutes > 0 ? growthMiB / minutes : 0)) MiB/min), "
+      + "fds \(String(format: "%+d", endMetrics.fileDescriptors - warm.fileDescriptors))")
+}
+log("  transport shutdown: \(shutdownFailure ?? "done")")
 
 var failures: [String] = []
 if !snapshot.hangs.isEmpty { failures.append("\(snapshot.hangs.count) hangs") }
@@ -331,6 +384,7 @@ if let warm = warmUpMetrics {
   }
 }
 if snapshot.operations == 0 { failures.append("no operation finished") }
+if let shutdownFailure { failures.append(shutdownFailure) }
 
 if failures.isEmpty {
   let growth = warmUpMetrics.map {
