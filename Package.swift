@@ -122,7 +122,7 @@ let package = Package(
       for: "KilnStorage",
       package: "Storage",
       dependencies: [
-        "KilnCore", "KilnTesting", "KilnStorageCrashWriter", "KilnPostgresChild",
+        "KilnCore", "KilnTesting", "KilnStorageCrashWriter", "KilnPostgresChild", "_KilnTestServer",
         .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: [postgreSQLTrait])),
       ]
     ),

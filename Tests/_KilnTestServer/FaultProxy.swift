@@ -373,7 +373,6 @@ private final class Relay {
     var timer: Scheduled<Void>?
     /// Whether the fault closed this direction.
     var shut = false
-    var writeNeedsFlush = false
 
     init(direction: FaultProxy.Direction) {
       self.direction = direction
@@ -531,6 +530,7 @@ private final class Relay {
     }
 
     var delivered = 0
+    var slices: [ByteBuffer] = []
     var resetNow = false
     var wake: NIODeadline?
     var ended = false
@@ -572,9 +572,7 @@ private final class Relay {
             break
           }
         }
-        let slice = buffer.readSlice(length: size)!
-        receiver.write(slice, promise: nil)
-        lane.writeNeedsFlush = true
+        slices.append(buffer.readSlice(length: size)!)
         lane.counted += size
         lane.queuedBytes -= size
         delivered += size
@@ -592,11 +590,14 @@ private final class Relay {
         lane.queue.removeFirst(lane.head)
         lane.head = 0
       }
-      if lane.writeNeedsFlush {
-        lane.writeNeedsFlush = false
-        receiver.flush()
-      }
     }
+    // Written outside the lane's access: a write or a flush can call back into the relay
+    // (a failed write closes the channel, whose inactive event ends a lane).
+    for slice in slices {
+      receiver.write(slice, promise: nil)
+    }
+    if !slices.isEmpty { receiver.flush() }
+    guard !closed else { return }
     if delivered > 0 {
       let delivered = delivered
       shared.count { statistics in

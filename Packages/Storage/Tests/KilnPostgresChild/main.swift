@@ -8,6 +8,21 @@
 //                                                      "-"; prints "invalidated K" and "value V"
 //   KilnPostgresChild hold URL TABLE KEY LEASE_MS      takes KEY's load lease ("loading"), never
 //                                                      finishes: the test kills it
+//
+// The wire-fault suite runs these through a FaultProxy (URL is the proxy's); times are
+// milliseconds since 1970 on the wall clock, which the test shares:
+//   KilnPostgresChild writes URL TABLE COUNT            writes w0…w(COUNT-1) ("value-I") one after
+//                                                      the other, 1 s operation timeout; prints
+//                                                      "ok I MS" or "failed I unknown|known MS ERROR"
+//   KilnPostgresChild watch URL TABLE KEY               a PostgresCache (heartbeat 300 ms) read every
+//                                                      20 ms; prints "listening BOOL SUBSCRIPTIONS"
+//                                                      and "value V memory|table" when they change
+//                                                      (memory: kept in the memory tier; and the first
+//                                                      value after errors), "error E" once per error
+//                                                      run; ends when the test kills it
+//   KilnPostgresChild lease URL TABLE KEY LEASE_MS LOAD_MS  loads KEY once across processes: prints
+//                                                      "loading T", "loaded T" around its LOAD_MS load,
+//                                                      then "value V" or "error E"
 import Foundation
 
 #if PostgreSQL
@@ -23,6 +38,15 @@ import Foundation
     while !FileManager.default.fileExists(atPath: path) {
       try await Task.sleep(for: .milliseconds(2))
     }
+  }
+
+  func milliseconds(since start: ContinuousClock.Instant) -> Int64 {
+    let elapsed = start.duration(to: .now)
+    return elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+  }
+
+  func wallMilliseconds() -> Int64 {
+    Int64(Date().timeIntervalSince1970 * 1_000)
   }
 
   let arguments = CommandLine.arguments
@@ -76,6 +100,72 @@ import Foundation
           say("loading")
           try await Task.sleep(for: .seconds(3_600))
           return "never"
+        }
+      case "writes":
+        let count = Int(arguments[4]) ?? 0
+        let faulty = try await PostgresStore<String, String>(
+          client: client, table: table, operationTimeout: .seconds(1))
+        say("ready")
+        for index in 0..<count {
+          let started = ContinuousClock.now
+          do {
+            try await faulty.setValue("value-\(index)", forKey: "w\(index)", expiresAt: nil)
+            say("ok \(index) \(milliseconds(since: started))")
+          } catch let error as PostgresStoreError {
+            let outcome = error.isOutcomeUnknown ? "unknown" : "known"
+            say("failed \(index) \(outcome) \(milliseconds(since: started)) \(error)")
+          }
+          try await Task.sleep(for: .milliseconds(30))
+        }
+        say("done")
+      case "watch":
+        let faulty = try await PostgresStore<String, String>(
+          client: client, table: table, operationTimeout: .seconds(1))
+        let cache = PostgresCache(
+          memory: MemoryCache<String, String>(countLimit: 100), store: faulty, reconnectDelay: .milliseconds(100),
+          heartbeatInterval: .milliseconds(300))
+        group.addTask { await cache.run() }
+        var listening = ""
+        var value = ""
+        var failing = false
+        while true {
+          let subscription = "listening \(cache.isListening) \(cache.subscriptionCount)"
+          if subscription != listening {
+            say(subscription)
+            listening = subscription
+          }
+          do {
+            let found = try await cache.value(forKey: key) ?? "nil"
+            let read = "value \(found) \(cache.memory[key] == nil ? "table" : "memory")"
+            failing = false
+            if read != value {
+              say(read)
+              value = read
+            }
+          } catch {
+            if !failing { say("error \(error)") }
+            // The next value read is printed, whatever it is.
+            failing = true
+            value = ""
+          }
+          try await Task.sleep(for: .milliseconds(20))
+        }
+      case "lease":
+        let lease = Duration.milliseconds(Int(arguments[5]) ?? 3_000)
+        let load = Duration.milliseconds(Int(arguments[6]) ?? 1_000)
+        let faulty = try await PostgresStore<String, String>(
+          client: client, table: table, operationTimeout: .seconds(1))
+        say("ready")
+        do {
+          let value = try await faulty.value(forKey: key, lease: lease) {
+            say("loading \(wallMilliseconds())")
+            try await Task.sleep(for: load)
+            say("loaded \(wallMilliseconds())")
+            return "child-\(ProcessInfo.processInfo.processIdentifier)"
+          }
+          say("value \(value)")
+        } catch {
+          say("error \(error)")
         }
       default:
         say("error unknown mode \(mode)")

@@ -42,6 +42,10 @@
     /// How long ``run()`` waits before subscribing again after losing its connection.
     public let reconnectDelay: Duration
 
+    /// How often ``run()`` checks that its listening connection still answers, and how long
+    /// it waits for the answer; `nil` for never.
+    public let heartbeatInterval: Duration?
+
     private let writes = WriteEpochs()
     /// Bumped by every change another process made and by every (un)subscription: a value
     /// read or written before a bump may be stale and is not kept in memory.
@@ -64,6 +68,12 @@
     ///     both tiers; `nil` (the default) for until removed or evicted.
     ///   - reconnectDelay: The pause between a lost listening connection and the next
     ///     subscription, on the store's clock; one second by default.
+    ///   - heartbeatInterval: How often ``run()`` checks, with a `SELECT 1` on the listening
+    ///     connection, that the connection still answers, and how long it waits for the answer,
+    ///     on the store's clock; 5 seconds by default, `nil` for never. A connection that went
+    ///     silent without closing (a dropped route, a peer that vanished) delivers no
+    ///     notification and reports no error: without a heartbeat, memory would be trusted while
+    ///     other processes' changes are missed, until TCP gives up (minutes to hours).
     ///   - onInvalidate: Called after another process's change dropped a key from memory
     ///     (`nil`: the whole memory tier was dropped). For metrics and tests.
     public init(
@@ -71,13 +81,16 @@
       store: PostgresStore<Key, Value>,
       entryLifetime: Duration? = nil,
       reconnectDelay: Duration = .seconds(1),
+      heartbeatInterval: Duration? = .seconds(5),
       onInvalidate: (@Sendable (Key?) -> Void)? = nil
     ) {
       precondition(entryLifetime.map { $0 > .zero } ?? true, "PostgresCache entryLifetime must be positive")
+      precondition(heartbeatInterval.map { $0 > .zero } ?? true, "PostgresCache heartbeatInterval must be positive")
       self.memory = memory
       self.store = store
       self.entryLifetime = entryLifetime
       self.reconnectDelay = reconnectDelay
+      self.heartbeatInterval = heartbeatInterval
       self.onInvalidate = onInvalidate
     }
 
@@ -201,17 +214,28 @@
     /// Listens to the store's channel and drops what other processes change, until the task
     /// is cancelled; after a lost connection it waits ``reconnectDelay`` and subscribes again.
     ///
+    /// Every ``heartbeatInterval`` it checks that the listening connection still answers; one
+    /// that does not answer in time is closed and counts as lost, so a connection that went
+    /// silent stops memory from being trusted within two intervals. A lost connection is given
+    /// back to the pool only once the pool knows it is closed (see `LeasedStatement` for the
+    /// postgres-nio behaviour this avoids).
+    ///
     /// Run it beside the client: `async let _ = cache.run()`, a task group, or a
     /// swift-service-lifecycle `ServiceGroup`.
     public func run() async {
       while !Task.isCancelled {
         do {
           try await store.client.withConnection { connection in
-            try await connection.listen(on: store.channel) { notifications in
-              subscribed()
-              for try await notification in notifications {
-                apply(PostgresCacheNotification(payload: notification.payload))
-              }
+            do {
+              try await listen(on: connection)
+            } catch {
+              guard !Task.isCancelled else { throw error }
+              unsubscribed()
+              // A listener failed by a closing connection is failed a moment before the
+              // pool learns of the close; given back at once, the pool could lease the dead
+              // connection to the next statement, whose write postgres-nio then drops.
+              await waitUntilClosed(connection)
+              throw error
             }
           }
         } catch {}
@@ -222,6 +246,65 @@
           return
         }
       }
+    }
+
+    /// Subscribes on `connection` and applies notifications until the connection is lost
+    /// (or misses a heartbeat) or the task is cancelled.
+    private func listen(on connection: PostgresConnection) async throws {
+      try await connection.listen(on: store.channel) { notifications in
+        subscribed()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+          group.addTask {
+            for try await notification in notifications {
+              self.apply(PostgresCacheNotification(payload: notification.payload))
+            }
+          }
+          if let heartbeatInterval {
+            group.addTask { try await self.heartbeat(on: connection, every: heartbeatInterval) }
+          }
+          defer { group.cancelAll() }
+          try await group.next()
+        }
+      }
+    }
+
+    /// Returns only by throwing: when `connection` does not answer a `SELECT 1` within
+    /// `interval`, after closing it (which ends the subscription), or when cancelled.
+    private func heartbeat(on connection: PostgresConnection, every interval: Duration) async throws {
+      while true {
+        try await store.clock.sleep(for: interval)
+        let answered = await Race<Bool>.run(
+          within: interval, clock: store.clock,
+          {
+            do {
+              try await connection.query("SELECT 1", logger: postgresStoreLogger).drain()
+              return true
+            } catch {
+              return false
+            }
+          },
+          timedOut: { false },
+          cancelled: { true })
+        try Task.checkCancellation()
+        guard answered else {
+          // Memory is distrusted from now on, not from when the close is noticed.
+          unsubscribed()
+          let _: EventLoopFuture<Void> = connection.close()
+          throw PostgresStoreError.timedOut
+        }
+      }
+    }
+
+    /// Waits, at most one second on the store's clock, until `connection` has closed.
+    private func waitUntilClosed(_ connection: PostgresConnection) async {
+      _ = await Race<Bool>.run(
+        within: .seconds(1), clock: store.clock,
+        {
+          _ = try? await connection.closeFuture.get()
+          return true
+        },
+        timedOut: { false },
+        cancelled: { false })
     }
 
     private func subscribed() {

@@ -67,9 +67,9 @@
 
     private func acquireLease(_ key: Data, holder: String, lease: Duration) async throws -> Bool {
       let query = sql.acquireLease(key: key, holder: holder, milliseconds: lease.timeInterval * 1_000)
-      return try await perform { client in
+      return try await perform { connection in
         var taken = false
-        for try await _ in try await client.query(query) { taken = true }
+        for try await _ in try await connection.query(query, logger: Self.logger) { taken = true }
         return taken
       }
     }
@@ -79,7 +79,7 @@
     private func releaseLease(_ key: Data, holder: String) async {
       let query = sql.releaseLease(key: key, holder: holder)
       await Task {
-        _ = try? await perform { client in try await client.query(query).drain() }
+        _ = try? await perform { connection in try await connection.query(query, logger: Self.logger).drain() }
       }.value
     }
   }

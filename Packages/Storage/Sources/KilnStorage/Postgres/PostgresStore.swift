@@ -48,13 +48,20 @@
     /// How often ``run()`` deletes expired rows.
     public let sweepInterval: Duration
 
-    /// How long one operation may take before it fails with ``PostgresStoreError/timedOut``;
-    /// `nil` leaves it to the client and the server's `statement_timeout`.
+    /// How long one operation may take before it fails with ``PostgresStoreError/timedOut``:
+    /// 10 seconds unless given; `nil` leaves it to the client and the server's
+    /// `statement_timeout`, which cannot end a wait for an answer that never comes.
     ///
-    /// The limit holds even while the server refuses connections (postgres-nio's pool would
-    /// otherwise queue the call until its circuit breaker trips, after a minute): the call
-    /// returns at the limit and its queued request is withdrawn.
+    /// The limit holds whatever the server and the network do: while the server refuses
+    /// connections (postgres-nio's pool would otherwise queue the call until its circuit
+    /// breaker trips, after a minute) the call returns at the limit and its queued request is
+    /// withdrawn; a statement whose answer never comes (a connection that went silent, a
+    /// blackholed route) is abandoned at the limit. The limit covers the whole operation,
+    /// including the statement sent again after a connection closed under it.
     public let operationTimeout: Duration?
+
+    /// The ``operationTimeout`` of a store that is not given one: 10 seconds.
+    public static var defaultOperationTimeout: Duration { .seconds(10) }
 
     /// The version of the table layout this store reads and writes.
     public static var schemaVersion: Int { 1 }
@@ -77,8 +84,8 @@
     ///   - entryLifetime: How long entries stored without an explicit expiry live; `nil` (the
     ///     default) keeps them until removed.
     ///   - sweepInterval: How often ``run()`` deletes expired rows; one minute by default.
-    ///   - operationTimeout: A time limit for each operation on `clock`; `nil` (the default)
-    ///     for none.
+    ///   - operationTimeout: A time limit for each operation on `clock`; 10 seconds by default
+    ///     (``defaultOperationTimeout``), `nil` for none.
     ///   - keyCodec: How keys become bytes. It must be deterministic.
     ///   - valueCodec: How values become bytes.
     ///   - now: The wall clock that stamps and expires entries.
@@ -92,7 +99,7 @@
       table: String = "kiln_cache",
       entryLifetime: Duration? = nil,
       sweepInterval: Duration = .seconds(60),
-      operationTimeout: Duration? = nil,
+      operationTimeout: Duration? = defaultOperationTimeout,
       keyCodec: StoreCodec<Key>,
       valueCodec: StoreCodec<Value>,
       now: @escaping @Sendable () -> Date = Date.init,
@@ -113,8 +120,8 @@
       self.clock = clock
       node = String(UInt64.random(in: 1...UInt64.max), radix: 16)
       sql = Statements(table: table)
-      try await perform { [sql, table] client in
-        try await client.withTransaction(logger: Self.logger) { connection in
+      try await perform { [sql, table] connection in
+        try await connection.withTransaction(logger: Self.logger) { connection in
           for statement in sql.createSchema {
             try await connection.query(statement, logger: Self.logger)
           }
@@ -164,9 +171,9 @@
       let keyBytes = try encode(key)
       let instant = now()
       let query = sql.select(key: keyBytes, now: instant)
-      return try await perform { [valueCodec] client in
+      return try await perform { [valueCodec] connection in
         var found: CacheEntry<Value>?
-        for try await row in try await client.query(query) {
+        for try await row in try await connection.query(query, logger: Self.logger) {
           guard let (bytes, storedAt, expiresAt) = try? row.decode((ByteBuffer, Date, Date?).self),
             let value = try? valueCodec.decode(Data(bytes.readableBytesView))
           else { continue }
@@ -180,9 +187,9 @@
     public var count: Int {
       get async throws {
         let query = sql.count(now: now())
-        return try await perform { client in
+        return try await perform { connection in
           var count = 0
-          for try await value in try await client.query(query).decode(Int64.self) {
+          for try await value in try await connection.query(query, logger: Self.logger).decode(Int64.self) {
             count = Int(value)
           }
           return count
@@ -208,7 +215,7 @@
       let expiry = expiresAt ?? entryLifetime.map { stamp.addingTimeInterval($0.timeInterval) }
       let query = sql.upsert(
         key: keyBytes, value: valueBytes, storedAt: stamp, expiresAt: expiry, channel: channel, node: node)
-      try await perform { client in try await client.query(query).drain() }
+      try await perform { connection in try await connection.query(query, logger: Self.logger).drain() }
     }
 
     /// Stores many values in one statement and one round trip: all of them or, on error, none.
@@ -241,7 +248,7 @@
       let expiry = expiresAt ?? entryLifetime.map { stamp.addingTimeInterval($0.timeInterval) }
       let query = sql.upsertMany(
         keys: keys, values: values, storedAt: stamp, expiresAt: expiry, channel: channel, node: node)
-      try await perform { client in try await client.query(query).drain() }
+      try await perform { connection in try await connection.query(query, logger: Self.logger).drain() }
     }
 
     /// Removes the entry stored under `key`, if any (and notifies the other nodes).
@@ -249,7 +256,7 @@
     /// - Throws: ``PostgresStoreError``.
     public func removeValue(forKey key: Key) async throws {
       let query = sql.delete(key: try encode(key), channel: channel, node: node)
-      try await perform { client in try await client.query(query).drain() }
+      try await perform { connection in try await connection.query(query, logger: Self.logger).drain() }
     }
 
     /// Removes every entry of this store's table (and notifies the other nodes).
@@ -257,7 +264,7 @@
     /// - Throws: ``PostgresStoreError``.
     public func removeAll() async throws {
       let query = sql.deleteAll(channel: channel, node: node)
-      try await perform { client in try await client.query(query).drain() }
+      try await perform { connection in try await connection.query(query, logger: Self.logger).drain() }
     }
 
     /// Deletes every expired row (and every expired load lease) now.
@@ -268,12 +275,12 @@
     public func removeExpired() async throws -> Int {
       let query = sql.deleteExpired(now: now())
       let leases = sql.deleteExpiredLeases()
-      return try await perform { client in
+      return try await perform { connection in
         var deleted = 0
-        for try await count in try await client.query(query).decode(Int64.self) {
+        for try await count in try await connection.query(query, logger: Self.logger).decode(Int64.self) {
           deleted = Int(count)
         }
-        try await client.query(leases).drain()
+        try await connection.query(leases, logger: Self.logger).drain()
         return deleted
       }
     }
@@ -305,25 +312,64 @@
       do { return try valueCodec.encode(value) } catch { throw PostgresStoreError.valueEncodingFailed(error) }
     }
 
-    /// Runs `body` on the client, within ``operationTimeout`` when there is one, mapping
-    /// postgres-nio's errors to ``PostgresStoreError``.
+    /// Runs `body` on a connection of the pool, within ``operationTimeout`` when there is
+    /// one, mapping postgres-nio's errors to ``PostgresStoreError``.
     ///
     /// The time limit bounds the call even when `body` does not end on cancellation (a
     /// statement blocked on the server, or one whose answer never comes): see
-    /// ``OperationDeadline``.
+    /// ``OperationDeadline``. A connection that closes before the statement answered (the
+    /// server ended the session, or restarted) is given back and the statement sent again on
+    /// another one, up to ``maximumAttempts`` times in all, within the same time limit: see
+    /// ``LeasedStatement`` for why that is needed and safe.
     func perform<Result: Sendable>(
-      _ body: @escaping @Sendable (PostgresClient) async throws -> Result
+      _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
       do {
         let client = self.client
-        guard let operationTimeout else { return try await body(client) }
+        guard let operationTimeout else { return try await Self.withRetries(on: client, leased: nil, body) }
+        let leased = ConnectionInUse()
         return try await OperationDeadline.run(
-          within: operationTimeout, clock: clock, timedOut: PostgresStoreError.timedOut
+          within: operationTimeout, clock: clock, timedOut: PostgresStoreError.timedOut,
+          overrun: leased.close
         ) {
-          try await body(client)
+          try await Self.withRetries(on: client, leased: leased, body)
         }
       } catch {
         throw PostgresStoreError.mapping(error)
+      }
+    }
+
+    /// How many connections one operation tries when they close under it.
+    static var maximumAttempts: Int { 3 }
+
+    /// Runs `body` on a leased connection (noted in `leased`), on another one when the
+    /// connection closes before the statement answered.
+    private static func withRetries<Result: Sendable>(
+      on client: PostgresClient,
+      leased: ConnectionInUse?,
+      _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+      var attempt = 1
+      while true {
+        do {
+          return try await client.withConnection { connection in
+            leased?.connection = connection
+            defer { leased?.connection = nil }
+            do {
+              return try await LeasedStatement.run(on: connection, body)
+            } catch let lost as LeasedStatement.Lost {
+              // Given back only once the pool knows it is closed, or the pool could lease
+              // the same dead connection again.
+              try? await connection.closeFuture.get()
+              throw lost
+            }
+          }
+        } catch is LeasedStatement.Lost where attempt < maximumAttempts {
+          try Task.checkCancellation()
+          attempt += 1
+        } catch is LeasedStatement.Lost {
+          throw PostgresStoreError.connectionFailed("the connection closed before the statement answered")
+        }
       }
     }
   }
@@ -340,7 +386,8 @@
     ///   - table: The table of this store; `kiln_cache` by default.
     ///   - entryLifetime: How long entries stored without an explicit expiry live.
     ///   - sweepInterval: How often ``run()`` deletes expired rows.
-    ///   - operationTimeout: A time limit for each operation; `nil` for none.
+    ///   - operationTimeout: A time limit for each operation; 10 seconds by default, `nil` for
+    ///     none.
     ///   - now: The wall clock that stamps and expires entries.
     ///   - clock: The clock of sweeps, operation time limits and lease waits.
     /// - Throws: ``PostgresStoreError``.
@@ -349,7 +396,7 @@
       table: String = "kiln_cache",
       entryLifetime: Duration? = nil,
       sweepInterval: Duration = .seconds(60),
-      operationTimeout: Duration? = nil,
+      operationTimeout: Duration? = defaultOperationTimeout,
       now: @escaping @Sendable () -> Date = Date.init,
       clock: any Clock<Duration> = ContinuousClock()
     ) async throws {

@@ -52,6 +52,27 @@
       }
     }
 
+    /// Whether a write that failed with this error may still have been committed: `true` for
+    /// ``connectionFailed(_:)`` and ``timedOut``, which can happen after the server received
+    /// the statement (the write is then stored in full or not at all, and a read tells which);
+    /// `false` for the others, after which nothing was written.
+    ///
+    /// ```swift
+    /// do {
+    ///   try await store.setValue(order, forKey: id)
+    /// } catch let error as PostgresStoreError where error.isOutcomeUnknown {
+    ///   // Read it back before writing again, or write it again: every write is idempotent.
+    /// }
+    /// ```
+    public var isOutcomeUnknown: Bool {
+      switch self {
+      case .connectionFailed, .timedOut: true
+      case .invalidTableName, .incompatibleTable, .server, .keyEncodingFailed, .valueEncodingFailed,
+        .loadWaitTimedOut:
+        false
+      }
+    }
+
     /// Maps what postgres-nio throws to a store error; cancellation stays `CancellationError`.
     static func mapping(_ error: any Error) -> any Error {
       switch error {

@@ -136,13 +136,15 @@
 
     /// Takes the lease of `key` for `holder` unless another holder's lease is still running;
     /// returns a row only when taken. Leases run on the server's clock, which every node shares.
+    /// Idempotent: the holder itself takes its lease again (and renews it), so a statement sent
+    /// again after a lost connection never locks out the holder that sent it.
     func acquireLease(key: Data, holder: String, milliseconds: Double) -> PostgresQuery {
       let key = ByteBuffer(bytes: key)
       return """
         INSERT INTO \(unescaped: leases) (key_hash, holder, expires_at)
         VALUES (sha256(\(key)), \(holder), clock_timestamp() + \(milliseconds) * interval '1 millisecond')
         ON CONFLICT (key_hash) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
-        WHERE \(unescaped: leases).expires_at <= clock_timestamp()
+        WHERE \(unescaped: leases).expires_at <= clock_timestamp() OR \(unescaped: leases).holder = EXCLUDED.holder
         RETURNING holder
         """
     }

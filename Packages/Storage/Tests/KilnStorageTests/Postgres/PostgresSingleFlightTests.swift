@@ -14,7 +14,11 @@
         let table = PostgresTestDatabase.tableName()
         let clock = ManualClock()
         var stores: [PostgresStore<String, String>] = []
-        for _ in 0..<callers { stores.append(try await PostgresStore(client: client, table: table, clock: clock)) }
+        // No operation time limit: its timers would sleep on the manual clock beside the
+        // lease waits this test counts and advances.
+        for _ in 0..<callers {
+          stores.append(try await PostgresStore(client: client, table: table, operationTimeout: nil, clock: clock))
+        }
         let loads = AsyncCounter()
         let gate = Gate()
         let values = try await withThrowingTaskGroup(of: String.self) { group in
@@ -74,7 +78,10 @@
         let table = PostgresTestDatabase.tableName()
         let holderStore = try await PostgresStore<String, String>(client: client, table: table)
         let clock = ManualClock()
-        let waiterStore = try await PostgresStore<String, String>(client: client, table: table, clock: clock)
+        // No operation time limit: its timers would sleep on the manual clock beside the
+        // lease waits this test advances.
+        let waiterStore = try await PostgresStore<String, String>(
+          client: client, table: table, operationTimeout: nil, clock: clock)
         let loading = Gate()
         let release = Gate()
         let holder = Task {

@@ -158,9 +158,10 @@
         let table = PostgresTestDatabase.tableName()
         let now = ManualDate()
         let clock = ManualClock()
+        // No operation time limit: its timers would sleep on the manual clock beside the sweep.
         let store = try await PostgresStore<String, String>(
-          client: client, table: table, entryLifetime: .seconds(60), sweepInterval: .seconds(30), now: now.provider,
-          clock: clock)
+          client: client, table: table, entryLifetime: .seconds(60), sweepInterval: .seconds(30),
+          operationTimeout: nil, now: now.provider, clock: clock)
         try await store.setValue("short", forKey: "a", expiresAt: now().addingTimeInterval(10))
         try await store.setValue("default", forKey: "b")
         try await store.setValue("forever", forKey: "c", expiresAt: .distantFuture)
