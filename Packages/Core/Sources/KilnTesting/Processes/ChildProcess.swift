@@ -80,6 +80,39 @@ public final class ChildProcess {
     }
   }
 
+  /// The next line of standard output, without its newline, read on a thread of its own.
+  ///
+  /// Use it from async tests instead of ``readLine(timeout:)``, which blocks its thread
+  /// while it waits: a blocked thread of Swift's cooperative pool (two on a two-core machine)
+  /// stalls every other task of the test process meanwhile — a database transaction the
+  /// process has open among them.
+  ///
+  /// - Parameter timeout: How long to wait for a complete line.
+  /// - Returns: The line, or `nil` when the output has ended.
+  /// - Throws: ``ChildProcessTimeout`` when no line arrives in time.
+  public func nextLine(timeout: Duration = .seconds(30)) async throws(ChildProcessTimeout) -> String? {
+    let child = UncheckedChild(self)
+    let result = await withCheckedContinuation {
+      (continuation: CheckedContinuation<Result<String?, ChildProcessTimeout>, Never>) in
+      Thread {
+        continuation.resume(
+          returning: Result { () throws(ChildProcessTimeout) in try child.process.readLine(timeout: timeout) })
+      }.start()
+    }
+    return try result.get()
+  }
+
+  /// Every remaining line of standard output, up to its end, read on a thread of its own
+  /// (see ``nextLine(timeout:)``).
+  ///
+  /// - Parameter timeout: How long to wait for each line.
+  /// - Throws: ``ChildProcessTimeout`` when the output does not end in time.
+  public func linesToEnd(timeout: Duration = .seconds(10)) async throws(ChildProcessTimeout) -> [String] {
+    var lines: [String] = []
+    while let line = try await nextLine(timeout: timeout) { lines.append(line) }
+    return lines
+  }
+
   /// Every remaining line of standard output, up to its end.
   ///
   /// - Parameter timeout: How long to wait for each line.
@@ -134,4 +167,14 @@ public struct ChildProcessTimeout: Error, Hashable, CustomStringConvertible {
 
 private func killProcess(_ pid: Int32, _ signal: Int32) {
   _ = kill(pid, signal)
+}
+
+/// Hands a ``ChildProcess`` to the thread that reads for the one task driving it, which
+/// waits for that thread: never two users at once.
+private struct UncheckedChild: @unchecked Sendable {
+  let process: ChildProcess
+
+  init(_ process: ChildProcess) {
+    self.process = process
+  }
 }

@@ -33,13 +33,13 @@ struct CrashSafetyTests {
         let acksBeforeKill = Int.random(in: 1...30, using: &generator)
         var acks: [(String, Int)] = []
         while acks.count < acksBeforeKill {
-          guard let line = try child.readLine() else { break }
+          guard let line = try await child.nextLine() else { break }
           if let ack = Self.parseAck(line) { acks.append(ack) }
         }
         try #require(acks.count == acksBeforeKill, "the child stopped early (kill \(kill))")
         usleep(UInt32.random(in: 0..<3_000, using: &generator))
         child.kill()
-        acks += try child.remainingLines().compactMap(Self.parseAck)
+        acks += try await child.linesToEnd().compactMap(Self.parseAck)
         totalAcks += acks.count
         for (key, generation) in acks { lowerBounds[key] = max(lowerBounds[key] ?? -1, generation) }
 
@@ -100,7 +100,7 @@ struct CrashSafetyTests {
         try ChildProcess(executable: writer, arguments: ["sqlite", url.path, "batch", prefix, "\(count)"])
       }
       for child in children {
-        #expect(try child.readLine(timeout: .seconds(120)) == "done")
+        #expect(try await child.nextLine(timeout: .seconds(120)) == "done")
         #expect(child.wait() == 0)
       }
       let store = try SQLiteStore<String, CheckedValue>(url: url)

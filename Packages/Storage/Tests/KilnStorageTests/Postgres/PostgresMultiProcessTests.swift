@@ -14,9 +14,10 @@
       return try (0..<count).map { index in try ChildProcess(executable: executable, arguments: arguments(index)) }
     }
 
-    private func expectLine(_ child: ChildProcess, _ prefix: String, timeout: Duration = .seconds(60)) throws -> String
+    private func expectLine(_ child: ChildProcess, _ prefix: String, timeout: Duration = .seconds(60)) async throws
+      -> String
     {
-      while let line = try child.readLine(timeout: timeout) {
+      while let line = try await child.nextLine(timeout: timeout) {
         if line.hasPrefix(prefix) { return line }
         if line.hasPrefix("error") {
           Issue.record("child \(child.pid): \(line)")
@@ -35,12 +36,12 @@
         let go = directory.appendingPathComponent("go").path
         let nodes = try children(processes) { _ in ["load", url, table, "shared-key", go] }
         defer { for node in nodes { node.kill() } }
-        for node in nodes { _ = try expectLine(node, "ready") }
+        for node in nodes { _ = try await expectLine(node, "ready") }
         _ = FileManager.default.createFile(atPath: go, contents: nil)
         var loads = 0
         var values: Set<String> = []
         for node in nodes {
-          let lines = try node.remainingLines(timeout: .seconds(60))
+          let lines = try await node.linesToEnd(timeout: .seconds(60))
           loads += lines.filter { $0 == "loaded" }.count
           values.formUnion(lines.filter { $0.hasPrefix("value ") })
           let errors = lines.filter { $0.hasPrefix("error") }
@@ -64,12 +65,12 @@
         let go = directory.appendingPathComponent("go").path
         let nodes = try children(5) { index in ["cache", url, table, "k", go, index == 0 ? "v2" : "-"] }
         defer { for node in nodes { node.kill() } }
-        for node in nodes { #expect(try expectLine(node, "cached") == "cached v1") }
+        for node in nodes { #expect(try await expectLine(node, "cached") == "cached v1") }
         _ = FileManager.default.createFile(atPath: go, contents: nil)
-        #expect(try expectLine(nodes[0], "wrote") == "wrote")
+        #expect(try await expectLine(nodes[0], "wrote") == "wrote")
         for node in nodes.dropFirst() {
-          #expect(try expectLine(node, "invalidated") == "invalidated k")
-          #expect(try expectLine(node, "value") == "value v2")
+          #expect(try await expectLine(node, "invalidated") == "invalidated k")
+          #expect(try await expectLine(node, "value") == "value v2")
           #expect(node.wait() == 0)
         }
       }
@@ -81,7 +82,7 @@
       let table = PostgresTestDatabase.tableName()
       let holder = try children(1) { _ in ["hold", url, table, "k", "5000"] }[0]
       defer { holder.kill() }
-      _ = try expectLine(holder, "loading")
+      _ = try await expectLine(holder, "loading")
       holder.kill()
       try await PostgresTestDatabase.withClient { client in
         let store = try await PostgresStore<String, String>(client: client, table: table)

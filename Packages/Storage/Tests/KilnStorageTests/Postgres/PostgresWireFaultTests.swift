@@ -39,8 +39,8 @@
     private func expectLine(
       _ child: ChildProcess, _ prefix: String, timeout: Duration = .seconds(30),
       sourceLocation: SourceLocation = #_sourceLocation
-    ) throws -> [String] {
-      try expectLines(child, [prefix], timeout: timeout, sourceLocation: sourceLocation)
+    ) async throws -> [String] {
+      try await expectLines(child, [prefix], timeout: timeout, sourceLocation: sourceLocation)
     }
 
     /// Lines of `child` up to the one by which a line starting with each of `prefixes` was
@@ -48,11 +48,11 @@
     private func expectLines(
       _ child: ChildProcess, _ prefixes: [String], timeout: Duration = .seconds(30),
       sourceLocation: SourceLocation = #_sourceLocation
-    ) throws -> [String] {
+    ) async throws -> [String] {
       var missing = prefixes
       var seen: [String] = []
       do {
-        while !missing.isEmpty, let line = try child.readLine(timeout: timeout) {
+        while !missing.isEmpty, let line = try await child.nextLine(timeout: timeout) {
           seen.append(line)
           missing.removeAll { line.hasPrefix($0) }
         }
@@ -77,24 +77,24 @@
         }
         let writer = try child(["writes", proxiedURL, table, "60"])
         defer { writer.kill() }
-        _ = try expectLine(writer, "ready")
-        var lines = try expectLine(writer, "ok 9 ")
+        _ = try await expectLine(writer, "ready")
+        var lines = try await expectLine(writer, "ok 9 ")
         try await proxy.set(.blackhole)
-        lines += try expectLine(writer, "failed")
-        lines += try expectLine(writer, "failed")
+        lines += try await expectLine(writer, "failed")
+        lines += try await expectLine(writer, "failed")
         try await proxy.set(.normal)
-        lines += try expectLine(writer, "ok")
-        lines += try expectLine(writer, "ok")
+        lines += try await expectLine(writer, "ok")
+        lines += try await expectLine(writer, "ok")
         // Every response cut: the statements reach the server, their answers never come back.
         try await proxy.set(.reset(afterBytes: 0))
-        lines += try expectLine(writer, "failed")
+        lines += try await expectLine(writer, "failed")
         try await proxy.set(.normal)
-        lines += try expectLine(writer, "ok")
+        lines += try await expectLine(writer, "ok")
         // Statements cut while they are sent.
         try await proxy.set(.reset(afterBytes: 8, direction: .toUpstream))
-        lines += try expectLine(writer, "failed")
+        lines += try await expectLine(writer, "failed")
         try await proxy.set(.normal)
-        lines += try expectLine(writer, "done", timeout: .seconds(60))
+        lines += try await expectLine(writer, "done", timeout: .seconds(60))
         #expect(writer.wait() == 0)
 
         var acknowledged: [Int] = []
@@ -139,14 +139,14 @@
           let node = try child(["watch", proxiedURL, table, "k"])
           defer { node.kill() }
           // Subscribed, and v1 kept in memory.
-          _ = try expectLines(node, ["listening true 1", "value v1 memory"])
+          _ = try await expectLines(node, ["listening true 1", "value v1 memory"])
 
           // The route drops everything: the write below never reaches the node as a
           // notification, and its memory still says v1.
           try await proxy.set(.blackhole)
           let blackholed = ContinuousClock.now
           try await store.setValue("v2", forKey: "k", expiresAt: nil)
-          _ = try expectLine(node, "listening false")
+          _ = try await expectLine(node, "listening false")
           let detected = blackholed.duration(to: .now)
           // Two heartbeats of 300 ms, plus slack: never later.
           #expect(detected < .milliseconds(600 + Self.slack), "\(detected)")
@@ -154,14 +154,14 @@
           // Memory is not trusted any more: reads go to the table, which the blackhole cuts
           // off (errors), and the first value read once the route is back is v2, never v1.
           try await proxy.set(.normal)
-          let caughtUp = try expectLines(node, ["value", "listening true 2"])
+          let caughtUp = try await expectLines(node, ["value", "listening true 2"])
           #expect(caughtUp.first { $0.hasPrefix("value") }?.hasPrefix("value v2 ") == true, "\(caughtUp)")
 
           // A reset of every connection (the LISTEN one included): a new subscription, and
           // what was written meanwhile.
           proxy.resetConnections()
           try await store.setValue("v3", forKey: "k", expiresAt: nil)
-          _ = try expectLines(node, ["listening false", "listening true 3", "value v3 "])
+          _ = try await expectLines(node, ["listening false", "listening true 3", "value v3 "])
         }
       }
     }
@@ -176,8 +176,8 @@
           let store = try await PostgresStore<String, String>(client: client, table: table)
           let holder = try child(["lease", proxiedURL, table, "k", "3000", "800"])
           defer { holder.kill() }
-          _ = try expectLine(holder, "ready")
-          let loading = try expectLine(holder, "loading").last.flatMap { Int64($0.split(separator: " ")[1]) }
+          _ = try await expectLine(holder, "ready")
+          let loading = try await expectLine(holder, "loading").last.flatMap { Int64($0.split(separator: " ")[1]) }
           let started = try #require(loading)
           // Its connections go silent: it cannot store its value or give its lease back.
           try await proxy.set(.blackhole)
@@ -190,7 +190,7 @@
           let loadedAt = try #require(loads.values.first)
           #expect(value == "taken over")
           #expect(loads.values.count == 1)
-          let holderLines = try expectLine(holder, "loaded") + expectLine(holder, "error")
+          let holderLines = try await expectLine(holder, "loaded") + expectLine(holder, "error")
           let loaded = try #require(
             holderLines.first { $0.hasPrefix("loaded") }.flatMap { Int64($0.split(separator: " ")[1]) })
           // Never two loads at once: ours started after the holder's ended, and after its
