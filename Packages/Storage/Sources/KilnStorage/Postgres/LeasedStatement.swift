@@ -2,142 +2,193 @@
   import PostgresNIO
   import _KilnSynchronization
 
-  /// Runs a statement on a leased pool connection so that it can never wait forever for a
+  /// Runs statements on a leased pool connection so that none can wait forever for a
   /// connection that closed under it.
   ///
   /// postgres-nio 1.33 writes each statement to the connection's channel without a write
   /// promise (`PostgresConnection.query`, `PostgresClient.query`). When the server ends a
   /// session, NIO marks the channel inactive and only one event-loop tick later removes its
   /// handlers and completes `closeFuture`, which is how the pool learns that the connection
-  /// is gone. A statement written to a connection leased in between reaches a pipeline with
-  /// no PostgreSQL handler: NIO drops the write, nothing ever completes the statement's
-  /// promise, and the caller waits forever, deaf to cancellation. It happens after
-  /// `pg_terminate_backend` or a server restart, typically to the connection a `LISTEN`
-  /// hands back the moment it fails (vapor/postgres-nio#487 fixed the missing promise and was
-  /// reverted by #501 for a leak; `Examples/PostgresPoolRepro` reproduces it with postgres-nio
-  /// alone: about 1 write in 60 hangs, 1 in 20 under load).
+  /// is gone. A statement written from another thread to a connection leased in between is
+  /// queued behind that removal and reaches a pipeline with no PostgreSQL handler: NIO drops
+  /// the write, nothing ever completes the statement's promise, and the caller waits forever,
+  /// deaf to cancellation. It happens after `pg_terminate_backend` or a server restart,
+  /// typically to the connection a `LISTEN` hands back the moment it fails
+  /// (vapor/postgres-nio#487 fixed the missing promise and was reverted by #501 for a leak;
+  /// `Examples/PostgresPoolRepro` reproduces it with postgres-nio alone: about 1 write in 60
+  /// hangs, 1 in 20 under load).
   ///
-  /// Here the statement runs in a task of its own, and the caller waits for whichever comes
-  /// first: the statement's outcome, or the connection's `closeFuture`. A connection that
-  /// closes before the statement answered ends the wait with ``Lost``: the statement was
-  /// never sent (the dropped write), or it was sent and its answer will never come, so the
-  /// caller may send it again on another connection. Every statement of ``PostgresStore`` is
-  /// idempotent (upserts of given values, deletes, reads, a lease taken again by its holder),
-  /// so sending it again is safe.
+  /// ``run(_:on:)`` avoids it: it writes the statement from the connection's event loop, in
+  /// the same event-loop task that checks the channel is still active. An active channel
+  /// still has its handlers (they are removed only after it became inactive), so the
+  /// statement reaches the PostgreSQL handler, which answers it or fails it when the
+  /// connection closes; an inactive one fails at once with ``Lost``. It costs no task and no
+  /// thread hop beyond the one every statement makes to the event loop.
   enum LeasedStatement {
-    /// The connection closed before the statement answered.
+    /// The connection had closed before the statement could be written: it was never sent.
     struct Lost: Error {}
 
-    /// Runs `body` on `connection`; throws ``Lost`` when the connection closes first.
-    static func run<Value: Sendable>(
-      on connection: PostgresConnection,
-      _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
-    ) async throws -> Value {
-      let race = Race<Result<Value, any Error>>()
-      let watch = ClosedConnections.shared.watch(connection) { race.resolve(.failure(Lost())) }
-      defer { if let watch { ClosedConnections.shared.stopWatching(connection, watch) } }
-      guard watch != nil else { throw Lost() }
-      race.track(
-        Task {
-          do {
-            race.resolve(.success(try await body(connection)))
-          } catch {
-            race.resolve(.failure(error))
-          }
-        })
-      return try await race.wait(orWhenCancelled: { .failure(CancellationError()) }).get()
-    }
-  }
-
-  /// The connection an operation's statement runs on now, for the deadline to close.
-  final class ConnectionInUse: Sendable {
-    private let state = KilnMutex<PostgresConnection?>(nil)
-
-    var connection: PostgresConnection? {
-      get { state.withLock { $0 } }
-      set { state.withLock { $0 = newValue } }
+    /// Runs `query` on `connection` and collects its rows.
+    ///
+    /// A write (`confirmingCommit`) returns only once it is committed. postgres-nio reports a
+    /// statement done at its `CommandComplete`, but in the extended protocol the server
+    /// commits a statement's implicit transaction only at the `Sync` after it, and a session
+    /// ended in between (a restart, `pg_terminate_backend`: the server flushes the
+    /// `CommandComplete` with its `FATAL`) rolls the write back after it was reported done.
+    /// So a write is followed, on the same connection and from the same event-loop task, by a
+    /// `SELECT 1`, which the connection starts only once the server said `ReadyForQuery`
+    /// after the commit: its answer proves the commit, and its failure (the session ended)
+    /// makes the write a connection loss, sent again on another connection.
+    ///
+    /// - Throws: ``Lost`` when the connection has closed; what postgres-nio throws.
+    static func run(
+      _ query: PostgresQuery, on connection: PostgresConnection, confirmingCommit: Bool = false
+    ) async throws -> PostgresQueryResult {
+      try await connection.eventLoop.flatSubmit {
+        guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(Lost()) }
+        let result = connection.query(query, logger: postgresStoreLogger)
+        guard confirmingCommit else { return result }
+        return result.and(connection.query("SELECT 1", logger: postgresStoreLogger)).map(\.0)
+      }.get()
     }
 
-    /// Closes the connection, if a statement runs on one: called when the statement did not
-    /// answer within its operation's time limit. Its connection is suspect (gone silent, or
-    /// stuck behind a lock); closing it fails the statement and gives it back to the pool.
-    @Sendable func close() {
-      if let connection {
-        let _: EventLoopFuture<Void> = connection.close()
+    /// Whether `error` means the connection closed before the statement answered (never
+    /// sent, or cut off while the server ran it: then the server rolled it back), so that
+    /// sending it again on another connection is what the caller wants.
+    static func isConnectionLoss(_ error: any Error) -> Bool {
+      switch error {
+      case is Lost:
+        return true
+      case let error as PSQLError:
+        switch error.code {
+        case .clientClosedConnection, .serverClosedConnection, .connectionError, .uncleanShutdown:
+          return true
+        case .server:
+          // The server ended the session: an administrator, a shutdown, a crash.
+          let state = error.serverInfo?[.sqlState] ?? ""
+          return ["57P01", "57P02", "08000", "08003", "08006"].contains(state)
+        default:
+          return false
+        }
+      default:
+        return false
       }
     }
   }
 
-  /// Who waits for which pooled connection to close: one `closeFuture` callback per
-  /// connection, however many statements it runs (a callback per statement would pile up for
-  /// the connection's whole life).
-  final class ClosedConnections: Sendable {
-    static let shared = ClosedConnections()
-
-    private struct Entry {
-      weak var connection: PostgresConnection?
-      var waiters: [UInt64: @Sendable () -> Void] = [:]
-    }
-
+  /// One operation's hold on the pool: it leases a connection and runs the operation's
+  /// statements on it in the calling task, and ends the operation when its time limit passes.
+  ///
+  /// Only the wait for a connection runs in a task of its own, so that the time limit and the
+  /// caller's cancellation can end it (postgres-nio's pool withdraws a cancelled request);
+  /// when the pool has a connection ready, that task leases it before it first suspends
+  /// (`Task.immediate`), and the statements then cost no thread hop beyond the one every
+  /// statement makes to its event loop. The task gives the connection back once the caller
+  /// is done with it.
+  final class OperationLease: Sendable {
     private struct State {
-      var entries: [ObjectIdentifier: Entry] = [:]
-      var nextToken: UInt64 = 0
+      var connection: PostgresConnection?
+      var waiting: Race<Result<PostgresConnection, any Error>>?
+      var isExpired = false
     }
 
     private let state = KilnMutex(State())
 
-    /// Calls `onClose` once `connection` has closed, unless ``stopWatching(_:_:)`` came
-    /// first.
+    /// Whether ``expire()`` was called.
+    var isExpired: Bool {
+      state.withLock { $0.isExpired }
+    }
+
+    /// Ends the operation: called when its time limit passed. A wait for a connection ends
+    /// with ``PostgresStoreError/timedOut``; the connection of a statement in flight is closed,
+    /// which fails the statement and gives the connection back to the pool, so that a
+    /// connection gone silent (or stuck behind a lock) is never leased again.
+    @Sendable func expire() {
+      let (connection, waiting) = state.withLock { state in
+        state.isExpired = true
+        return (state.connection, state.waiting)
+      }
+      waiting?.resolve(.failure(PostgresStoreError.timedOut))
+      if let connection {
+        let _: EventLoopFuture<Void> = connection.close()
+      }
+    }
+
+    /// Leases a connection from `client` and runs `body` on it in the calling task.
     ///
-    /// - Returns: The token to stop watching with, or `nil` when the connection has already
-    ///   closed (and `onClose` is not called).
-    func watch(_ connection: PostgresConnection, onClose: @escaping @Sendable () -> Void) -> UInt64? {
-      let id = ObjectIdentifier(connection)
-      let (token, isNew) = state.withLock { state in
-        state.nextToken &+= 1
-        let token = state.nextToken
-        // An entry whose connection is gone belongs to an object that had the same address.
-        if let entry = state.entries[id], entry.connection === connection {
-          state.entries[id]?.waiters[token] = onClose
-          return (token, false)
+    /// - Throws: ``PostgresStoreError/timedOut`` once expired; `CancellationError` when the
+    ///   caller is cancelled while waiting for a connection; what `body` or the pool throws.
+    func withConnection<Result: Sendable>(
+      from client: PostgresClient,
+      _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+      let race = Race<Swift.Result<PostgresConnection, any Error>>()
+      let done = Signal()
+      let expired = state.withLock { state in
+        state.waiting = race
+        return state.isExpired
+      }
+      guard !expired else { throw PostgresStoreError.timedOut }
+      @Sendable func lease() async {
+        do {
+          try await client.withConnection { connection in
+            self.state.withLock { $0.connection = connection }
+            guard race.resolve(.success(connection)) else {
+              self.state.withLock { $0.connection = nil }
+              return
+            }
+            // Held until the caller is done with it; deaf to cancellation, since the race
+            // cancels this task once it is resolved.
+            await done.wait()
+          }
+        } catch {
+          race.resolve(.failure(error))
         }
-        state.entries[id] = Entry(connection: connection, waiters: [token: onClose])
-        return (token, true)
       }
-      if isNew {
-        connection.closeFuture.whenComplete { _ in self.closed(id, connection) }
+      if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
+        race.track(Task.immediate { await lease() })
+      } else {
+        race.track(Task { await lease() })
       }
-      // The channel may have finished closing before the callback was added: then it ran
-      // already, or runs soon; either way `onClose` is called. Reading it here too keeps a
-      // caller from starting a statement on a connection known to be closed.
-      if connection.isClosed {
-        stopWatching(connection, token)
-        return nil
+      let leased = await race.wait(orWhenCancelled: { .failure(CancellationError()) })
+      state.withLock { $0.waiting = nil }
+      defer {
+        state.withLock { $0.connection = nil }
+        done.signal()
       }
-      return token
+      let connection = try leased.get()
+      guard !isExpired else { throw PostgresStoreError.timedOut }
+      return try await body(connection)
+    }
+  }
+
+  /// A one-shot signal that one task waits for, ignoring cancellation.
+  private final class Signal: Sendable {
+    private struct State {
+      var isSignalled = false
+      var waiter: CheckedContinuation<Void, Never>?
     }
 
-    /// Forgets the waiter of `token`.
-    func stopWatching(_ connection: PostgresConnection, _ token: UInt64) {
-      let id = ObjectIdentifier(connection)
-      state.withLock { state in
-        guard state.entries[id]?.connection === connection else { return }
-        state.entries[id]?.waiters[token] = nil
+    private let state = KilnMutex(State())
+
+    func wait() async {
+      await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let ready = state.withLock { state in
+          if state.isSignalled { return true }
+          state.waiter = continuation
+          return false
+        }
+        if ready { continuation.resume() }
       }
     }
 
-    /// The number of connections watched, for tests.
-    var count: Int {
-      state.withLock { $0.entries.count }
-    }
-
-    private func closed(_ id: ObjectIdentifier, _ connection: PostgresConnection) {
-      let waiters: [@Sendable () -> Void] = state.withLock { state in
-        guard let entry = state.entries[id], entry.connection === connection else { return [] }
-        state.entries[id] = nil
-        return Array(entry.waiters.values)
+    func signal() {
+      let waiter = state.withLock { state in
+        state.isSignalled = true
+        defer { state.waiter = nil }
+        return state.waiter
       }
-      for waiter in waiters { waiter() }
+      waiter?.resume()
     }
   }
 #endif

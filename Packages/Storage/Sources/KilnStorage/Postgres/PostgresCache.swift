@@ -277,7 +277,7 @@
           within: interval, clock: store.clock,
           {
             do {
-              try await connection.query("SELECT 1", logger: postgresStoreLogger).drain()
+              _ = try await LeasedStatement.run("SELECT 1", on: connection)
               return true
             } catch {
               return false

@@ -68,9 +68,7 @@
     private func acquireLease(_ key: Data, holder: String, lease: Duration) async throws -> Bool {
       let query = sql.acquireLease(key: key, holder: holder, milliseconds: lease.timeInterval * 1_000)
       return try await perform { connection in
-        var taken = false
-        for try await _ in try await connection.query(query, logger: Self.logger) { taken = true }
-        return taken
+        try await !LeasedStatement.run(query, on: connection, confirmingCommit: true).rows.isEmpty
       }
     }
 
@@ -79,7 +77,7 @@
     private func releaseLease(_ key: Data, holder: String) async {
       let query = sql.releaseLease(key: key, holder: holder)
       await Task {
-        _ = try? await perform { connection in try await connection.query(query, logger: Self.logger).drain() }
+        _ = try? await perform { connection in try await LeasedStatement.run(query, on: connection) }
       }.value
     }
   }

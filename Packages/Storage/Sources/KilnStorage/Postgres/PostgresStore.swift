@@ -22,9 +22,11 @@
   /// created when missing. Every statement is parameterised: keys and values are never part
   /// of SQL text.
   ///
-  /// Each write is one statement in one round trip — an upsert, and for ``setValues(_:expiresAt:)``
-  /// one upsert of every entry — that also notifies the channel ``channel`` with `NOTIFY`, so
-  /// that a ``PostgresCache`` in any process drops its memory copy. Expired rows are never
+  /// Each write is one statement — an upsert, and for ``setValues(_:expiresAt:)`` one upsert
+  /// of every entry — that also notifies the channel ``channel`` with `NOTIFY`, so that a
+  /// ``PostgresCache`` in any process drops its memory copy. A write returns once it is
+  /// committed: a `SELECT 1` after it on the same connection, one more round trip, proves the
+  /// commit (postgres-nio reports a statement done before the server commits it). Expired rows are never
   /// returned (judged by the injected `now`), and ``run()`` deletes them in the background.
   ///
   /// - Important: The store does not own the `PostgresClient`: run the client (`client.run()`,
@@ -74,6 +76,8 @@
     let now: @Sendable () -> Date
     let clock: any Clock<Duration>
     let sql: Statements
+    /// The deadlines of the operations in flight, or `nil` without an ``operationTimeout``.
+    let deadlines: OperationDeadlines?
 
     /// Opens the store's table on `client`, creating it (and its lease table) when missing.
     ///
@@ -114,6 +118,7 @@
       self.entryLifetime = entryLifetime
       self.sweepInterval = sweepInterval
       self.operationTimeout = operationTimeout
+      deadlines = operationTimeout.map { OperationDeadlines(limit: $0, clock: clock) }
       self.keyCodec = keyCodec
       self.valueCodec = valueCodec
       self.now = now
@@ -121,31 +126,47 @@
       node = String(UInt64.random(in: 1...UInt64.max), radix: 16)
       sql = Statements(table: table)
       try await perform { [sql, table] connection in
-        try await connection.withTransaction(logger: Self.logger) { connection in
+        try await Self.inTransaction(on: connection) {
           for statement in sql.createSchema {
-            try await connection.query(statement, logger: Self.logger)
+            _ = try await LeasedStatement.run(statement, on: connection)
           }
-          let rows = try await connection.query(
-            sql.recordVersion(table: table, version: Self.schemaVersion), logger: Self.logger)
+          let versions = try await LeasedStatement.run(
+            sql.recordVersion(table: table, version: Self.schemaVersion), on: connection)
           var recorded = Self.schemaVersion
-          for try await version in rows.decode(Int32.self) { recorded = Int(version) }
+          for row in versions.rows { recorded = Int(try row.decode(Int32.self)) }
           guard recorded <= Self.schemaVersion else {
             throw PostgresStoreError.incompatibleTable(
               table: table, reason: "schema version \(recorded) is newer than \(Self.schemaVersion)")
           }
           var columns: [String: String] = [:]
-          for try await (name, type) in try await connection.query(sql.columns(table: table), logger: Self.logger)
-            .decode((String, String).self)
-          {
+          for row in try await LeasedStatement.run(sql.columns(table: table), on: connection).rows {
+            let (name, type) = try row.decode((String, String).self)
             columns[name] = type
           }
           for (name, type) in Statements.expectedColumns where columns[name] != type {
             throw PostgresStoreError.incompatibleTable(
               table: table, reason: "column \(name) is \(columns[name] ?? "missing"), not \(type)")
           }
-          try await connection.query(sql.createIndex, logger: Self.logger)
+          _ = try await LeasedStatement.run(sql.createIndex, on: connection)
         }
       }
+    }
+
+    /// Runs `body` between `BEGIN` and `COMMIT` on `connection`; rolls back when it throws.
+    private static func inTransaction(
+      on connection: PostgresConnection, _ body: () async throws -> Void
+    ) async throws {
+      _ = try await LeasedStatement.run("BEGIN", on: connection)
+      do {
+        try await body()
+      } catch {
+        // A lost connection rolled the transaction back on the server already.
+        if !LeasedStatement.isConnectionLoss(error) {
+          _ = try? await LeasedStatement.run("ROLLBACK", on: connection)
+        }
+        throw error
+      }
+      _ = try await LeasedStatement.run("COMMIT", on: connection)
     }
 
     static var logger: Logger { postgresStoreLogger }
@@ -173,7 +194,7 @@
       let query = sql.select(key: keyBytes, now: instant)
       return try await perform { [valueCodec] connection in
         var found: CacheEntry<Value>?
-        for try await row in try await connection.query(query, logger: Self.logger) {
+        for row in try await LeasedStatement.run(query, on: connection).rows {
           guard let (bytes, storedAt, expiresAt) = try? row.decode((ByteBuffer, Date, Date?).self),
             let value = try? valueCodec.decode(Data(bytes.readableBytesView))
           else { continue }
@@ -189,8 +210,8 @@
         let query = sql.count(now: now())
         return try await perform { connection in
           var count = 0
-          for try await value in try await connection.query(query, logger: Self.logger).decode(Int64.self) {
-            count = Int(value)
+          for row in try await LeasedStatement.run(query, on: connection).rows {
+            count = Int(try row.decode(Int64.self))
           }
           return count
         }
@@ -199,7 +220,7 @@
 
     // MARK: - Writing
 
-    /// Stores `value` under `key`: one upsert (and its notification) in one round trip.
+    /// Stores `value` under `key`: one upsert (and its notification), returning once committed.
     ///
     /// - Parameters:
     ///   - value: The value to store.
@@ -215,10 +236,12 @@
       let expiry = expiresAt ?? entryLifetime.map { stamp.addingTimeInterval($0.timeInterval) }
       let query = sql.upsert(
         key: keyBytes, value: valueBytes, storedAt: stamp, expiresAt: expiry, channel: channel, node: node)
-      try await perform { connection in try await connection.query(query, logger: Self.logger).drain() }
+      _ = try await perform { connection in
+        try await LeasedStatement.run(query, on: connection, confirmingCommit: true)
+      }
     }
 
-    /// Stores many values in one statement and one round trip: all of them or, on error, none.
+    /// Stores many values in one statement: all of them or, on error, none.
     ///
     /// ```swift
     /// try await store.setValues(articles.map { ("article/\($0.id)", $0) })
@@ -248,7 +271,9 @@
       let expiry = expiresAt ?? entryLifetime.map { stamp.addingTimeInterval($0.timeInterval) }
       let query = sql.upsertMany(
         keys: keys, values: values, storedAt: stamp, expiresAt: expiry, channel: channel, node: node)
-      try await perform { connection in try await connection.query(query, logger: Self.logger).drain() }
+      _ = try await perform { connection in
+        try await LeasedStatement.run(query, on: connection, confirmingCommit: true)
+      }
     }
 
     /// Removes the entry stored under `key`, if any (and notifies the other nodes).
@@ -256,7 +281,9 @@
     /// - Throws: ``PostgresStoreError``.
     public func removeValue(forKey key: Key) async throws {
       let query = sql.delete(key: try encode(key), channel: channel, node: node)
-      try await perform { connection in try await connection.query(query, logger: Self.logger).drain() }
+      _ = try await perform { connection in
+        try await LeasedStatement.run(query, on: connection, confirmingCommit: true)
+      }
     }
 
     /// Removes every entry of this store's table (and notifies the other nodes).
@@ -264,7 +291,9 @@
     /// - Throws: ``PostgresStoreError``.
     public func removeAll() async throws {
       let query = sql.deleteAll(channel: channel, node: node)
-      try await perform { connection in try await connection.query(query, logger: Self.logger).drain() }
+      _ = try await perform { connection in
+        try await LeasedStatement.run(query, on: connection, confirmingCommit: true)
+      }
     }
 
     /// Deletes every expired row (and every expired load lease) now.
@@ -277,10 +306,10 @@
       let leases = sql.deleteExpiredLeases()
       return try await perform { connection in
         var deleted = 0
-        for try await count in try await connection.query(query, logger: Self.logger).decode(Int64.self) {
-          deleted = Int(count)
+        for row in try await LeasedStatement.run(query, on: connection).rows {
+          deleted = Int(try row.decode(Int64.self))
         }
-        try await connection.query(leases, logger: Self.logger).drain()
+        _ = try await LeasedStatement.run(leases, on: connection)
         return deleted
       }
     }
@@ -313,28 +342,29 @@
     }
 
     /// Runs `body` on a connection of the pool, within ``operationTimeout`` when there is
-    /// one, mapping postgres-nio's errors to ``PostgresStoreError``.
+    /// one, mapping postgres-nio's errors to ``PostgresStoreError``. `body` sends its
+    /// statements with ``LeasedStatement/run(_:on:)``.
     ///
-    /// The time limit bounds the call even when `body` does not end on cancellation (a
-    /// statement blocked on the server, or one whose answer never comes): see
-    /// ``OperationDeadline``. A connection that closes before the statement answered (the
-    /// server ended the session, or restarted) is given back and the statement sent again on
-    /// another one, up to ``maximumAttempts`` times in all, within the same time limit: see
-    /// ``LeasedStatement`` for why that is needed and safe.
+    /// The time limit bounds the call even when a statement does not end on cancellation (one
+    /// blocked on the server, or one whose answer never comes): at the limit (see
+    /// ``OperationDeadlines``), a wait for a connection ends and the connection of the
+    /// statement in flight is closed, which fails the statement (see ``OperationLease``). The
+    /// caller's cancellation ends a wait for a connection at once; a statement already sent is
+    /// awaited (milliseconds, or until the limit). A statement whose
+    /// connection closed before it answered (the server ended the session, or restarted) is
+    /// sent again on another connection, up to ``maximumAttempts`` connections in all, within
+    /// the same time limit: every statement of the store is idempotent.
     func perform<Result: Sendable>(
       _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
+      let lease = OperationLease()
+      let deadline = deadlines?.arm(lease.expire)
+      defer { if let deadline { deadlines?.disarm(deadline) } }
       do {
-        let client = self.client
-        guard let operationTimeout else { return try await Self.withRetries(on: client, leased: nil, body) }
-        let leased = ConnectionInUse()
-        return try await OperationDeadline.run(
-          within: operationTimeout, clock: clock, timedOut: PostgresStoreError.timedOut,
-          overrun: leased.close
-        ) {
-          try await Self.withRetries(on: client, leased: leased, body)
-        }
+        return try await Self.withRetries(on: client, lease, body)
       } catch {
+        // Whatever failed once the limit passed failed because of it (its connection closed).
+        if lease.isExpired && !(error is CancellationError) { throw PostgresStoreError.timedOut }
         throw PostgresStoreError.mapping(error)
       }
     }
@@ -342,33 +372,34 @@
     /// How many connections one operation tries when they close under it.
     static var maximumAttempts: Int { 3 }
 
-    /// Runs `body` on a leased connection (noted in `leased`), on another one when the
-    /// connection closes before the statement answered.
+    /// A statement's connection closed before it answered; `error` says how.
+    private struct ConnectionLost: Error {
+      var error: any Error
+    }
+
+    /// Runs `body` on a connection leased through `lease`, and again on another one when the
+    /// connection closes before `body` finished.
     private static func withRetries<Result: Sendable>(
       on client: PostgresClient,
-      leased: ConnectionInUse?,
+      _ lease: OperationLease,
       _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
       var attempt = 1
       while true {
         do {
-          return try await client.withConnection { connection in
-            leased?.connection = connection
-            defer { leased?.connection = nil }
+          return try await lease.withConnection(from: client) { connection in
             do {
-              return try await LeasedStatement.run(on: connection, body)
-            } catch let lost as LeasedStatement.Lost {
-              // Given back only once the pool knows it is closed, or the pool could lease
-              // the same dead connection again.
-              try? await connection.closeFuture.get()
-              throw lost
+              return try await body(connection)
+            } catch  where LeasedStatement.isConnectionLoss(error) && !lease.isExpired {
+              // Given back only once closed, so that the pool knows and never leases it again.
+              try? await connection.close()
+              throw ConnectionLost(error: error)
             }
           }
-        } catch is LeasedStatement.Lost where attempt < maximumAttempts {
+        } catch let lost as ConnectionLost {
+          guard attempt < maximumAttempts, !lease.isExpired else { throw lost.error }
           try Task.checkCancellation()
           attempt += 1
-        } catch is LeasedStatement.Lost {
-          throw PostgresStoreError.connectionFailed("the connection closed before the statement answered")
         }
       }
     }

@@ -78,6 +78,8 @@
       switch error {
       case let error as PostgresStoreError: return error
       case is CancellationError: return error
+      case is LeasedStatement.Lost:
+        return PostgresStoreError.connectionFailed("the connection closed before the statement was sent")
       case let error as PostgresTransactionError:
         // A transaction's first failure: beginning it, the body, or committing it.
         if let cause = error.beginError ?? error.closureError ?? error.commitError { return mapping(cause) }
