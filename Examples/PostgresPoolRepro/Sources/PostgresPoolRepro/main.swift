@@ -16,6 +16,7 @@ enum Guard: String {
   case closeRace = "close-race"  // withConnection, race the query against connection.closeFuture, retry
   case listenerWait = "listener-wait"  // client.query; listeners hold a dead connection until its closeFuture fired
   case timeout  // client.query raced against a 2 s timer in an abandoned task, retry
+  case onLoop = "on-loop"  // withConnection; check and write in one event-loop task (what KilnStorage does), retry
 }
 
 struct Options {
@@ -53,7 +54,7 @@ struct Options {
         print(
           """
           usage: PostgresPoolRepro [--url URL] [-n ITERATIONS] [--listeners N] [--kill listeners|others|none]
-                                   [--delay-ms MS] [--idle N] [--guard none|wc|check|close-race|listener-wait|timeout]
+                                   [--delay-ms MS] [--idle N] [--guard none|wc|check|close-race|listener-wait|timeout|on-loop]
                                    [--watchdog SECONDS] [-v]
                  PostgresPoolRepro --demo [--url URL]  (a query on a connection whose closeFuture completed)
           """)
@@ -209,7 +210,7 @@ func guardedWrite(
       try await drain(connection.query(query, logger: noLog))
     }
 
-  case .check, .closeRace, .timeout:
+  case .check, .closeRace, .timeout, .onLoop:
     var attempt = 0
     while true {
       do {
@@ -225,6 +226,21 @@ func guardedWrite(
             leases.withLock { $0.append(LeaseInfo(id: connection.id, closedAtLease: connection.isClosed)) }
             try await refuseIfClosed(connection)
             try await raceAgainstClose(connection) { try await drain(connection.query(query, logger: noLog)) }
+          }
+        case .onLoop:
+          // The write leaves from the connection's event loop in the task that saw the channel
+          // active: an active channel still has its handlers, so the write cannot be dropped.
+          try await client.withConnection { connection in
+            leases.withLock { $0.append(LeaseInfo(id: connection.id, closedAtLease: connection.isClosed)) }
+            do {
+              _ = try await connection.eventLoop.flatSubmit { () -> EventLoopFuture<PostgresQueryResult> in
+                guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(ClosedBeforeUse()) }
+                return connection.query(query, logger: noLog)
+              }.get()
+            } catch  where isConnectionClosedError(error) {
+              try? await connection.close()  // given back only once the pool knows
+              throw error
+            }
           }
         default:  // .timeout
           let (result, _) = await within(2) { try await drain(client.query(query)) }
