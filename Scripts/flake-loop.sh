@@ -62,6 +62,9 @@ stop_load() {
   load_pids=()
 }
 trap 'stop_load; kiln_postgres_stop' EXIT
+# Interrupted or killed: exit, so that the EXIT trap stops the load builds and PostgreSQL.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 kiln_postgres_start || exit 1
 
 # K background builds, each rebuilding Kiln from scratch in a loop until the script ends.

@@ -36,11 +36,18 @@
           await loads.wait(untilAtLeast: 1)
           await clock.waitForSleepers(count: callers - 1)
           gate.open()
-          var values: [String] = []
-          while values.count < callers {
-            if clock.sleeperCount > 0 { clock.advance(by: .milliseconds(5)) }
-            if let value = try await group.next() { values.append(value) }
+          // Time moves whenever a waiter sleeps until its poll, however late it gets there: a
+          // waiter still in a statement when the test looked would otherwise sleep forever.
+          let ticker = Task {
+            while !Task.isCancelled {
+              await clock.waitForSleepers()
+              if Task.isCancelled { return }
+              clock.advance(by: .milliseconds(5))
+            }
           }
+          defer { ticker.cancel() }
+          var values: [String] = []
+          for try await value in group { values.append(value) }
           return values
         }
         #expect(values == Array(repeating: "loaded", count: callers))
