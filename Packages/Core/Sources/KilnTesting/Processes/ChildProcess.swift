@@ -1,4 +1,5 @@
 import Foundation
+import _KilnSynchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -23,8 +24,19 @@ public final class ChildProcess {
   private let process = Process()
   private let output = Pipe()
   private let errorOutput: Pipe?
-  private var buffer: [UInt8] = []
-  private var ended = false
+  /// The bytes read past the last line returned, and whether the output has ended.
+  ///
+  /// Behind a lock although one task drives the child: ``nextLine(timeout:)`` reads on a new
+  /// thread each time, and the lock is what orders one thread's reads before the next's for
+  /// Thread Sanitizer (it does not see the order through the continuation that the task
+  /// awaits between them). A read takes the state out, works on its own copy and puts it
+  /// back, so the lock is never held while it waits.
+  private let state = KilnMutex(ReadState())
+
+  private struct ReadState {
+    var buffer: [UInt8] = []
+    var ended = false
+  }
 
   /// Starts `executable` with `arguments`.
   ///
@@ -56,13 +68,25 @@ public final class ChildProcess {
   public func readLine(timeout: Duration = .seconds(30)) throws(ChildProcessTimeout) -> String? {
     let descriptor = output.fileHandleForReading.fileDescriptor
     let deadline = ContinuousClock.now.advanced(by: timeout)
+    var current = state.withLock { state in
+      let taken = state
+      state = ReadState()
+      return taken
+    }
+    defer { state.withLock { [current] state in state = current } }
+    return try Self.readLine(from: descriptor, into: &current, until: deadline, timeout: timeout)
+  }
+
+  private static func readLine(
+    from descriptor: Int32, into state: inout ReadState, until deadline: ContinuousClock.Instant, timeout: Duration
+  ) throws(ChildProcessTimeout) -> String? {
     while true {
-      if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-        let line = String(decoding: buffer[..<newline], as: UTF8.self)
-        buffer.removeSubrange(...newline)
+      if let newline = state.buffer.firstIndex(of: UInt8(ascii: "\n")) {
+        let line = String(decoding: state.buffer[..<newline], as: UTF8.self)
+        state.buffer.removeSubrange(...newline)
         return line
       }
-      if ended { return nil }
+      if state.ended { return nil }
       let remaining = ContinuousClock.now.duration(to: deadline)
       guard remaining > .zero else { throw ChildProcessTimeout(timeout: timeout) }
       var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
@@ -73,9 +97,9 @@ public final class ChildProcess {
       var chunk = [UInt8](repeating: 0, count: 4_096)
       let count = read(descriptor, &chunk, chunk.count)
       if count > 0 {
-        buffer += chunk[..<count]
+        state.buffer += chunk[..<count]
       } else if count == 0 || errno != EINTR {
-        ended = true
+        state.ended = true
       }
     }
   }
