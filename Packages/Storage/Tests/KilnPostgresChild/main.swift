@@ -14,6 +14,10 @@
 //   KilnPostgresChild writes URL TABLE COUNT            writes w0…w(COUNT-1) ("value-I") one after
 //                                                      the other, 1 s operation timeout; prints
 //                                                      "ok I MS" or "failed I unknown|known MS ERROR"
+//   KilnPostgresChild reads URL TABLE KEY              reads KEY every 20 ms, 1 s operation timeout,
+//                                                      until the test kills it; prints "ok I V MS"
+//                                                      or "failed I MS ERROR" (a PostgresStoreError;
+//                                                      anything else ends it with "error E")
 //   KilnPostgresChild watch URL TABLE KEY               a PostgresCache (heartbeat 300 ms) read every
 //                                                      20 ms; prints "listening BOOL SUBSCRIPTIONS"
 //                                                      and "value V memory|table" when they change
@@ -118,6 +122,22 @@ import Foundation
           try await Task.sleep(for: .milliseconds(30))
         }
         say("done")
+      case "reads":
+        let faulty = try await PostgresStore<String, String>(
+          client: client, table: table, operationTimeout: .seconds(1))
+        say("ready")
+        var index = 0
+        while true {
+          let started = ContinuousClock.now
+          do {
+            let value = try await faulty.value(forKey: key) ?? "nil"
+            say("ok \(index) \(value) \(milliseconds(since: started))")
+          } catch let error as PostgresStoreError {
+            say("failed \(index) \(milliseconds(since: started)) \(error)")
+          }
+          index += 1
+          try await Task.sleep(for: .milliseconds(20))
+        }
       case "watch":
         let faulty = try await PostgresStore<String, String>(
           client: client, table: table, operationTimeout: .seconds(1))

@@ -128,6 +128,64 @@
     }
 
     @Test(
+      "reads through a blackhole and resets: each read is the latest value written or a typed error within its time limit, and the first read once the route is back sees what was written meanwhile"
+    )
+    func reads() async throws {
+      try await withProxy { proxy, proxiedURL in
+        let table = PostgresTestDatabase.tableName()
+        try await PostgresTestDatabase.withClient { client in
+          let store = try await PostgresStore<String, String>(client: client, table: table)
+          try await store.setValue("v0", forKey: "k", expiresAt: nil)
+          let reader = try child(["reads", proxiedURL, table, "k"])
+          defer { reader.kill() }
+          _ = try await expectLine(reader, "ready")
+          var lines = try await expectLines(reader, ["ok 3 "])
+
+          // One fault after the other, each with a write made meanwhile (directly, not
+          // through the proxy): once the route is back, the first value read is that write.
+          let faults: [(FaultProxy.Conditions, String)] = [
+            (.blackhole, "v1"),
+            (.reset(afterBytes: 0), "v2"),  // every answer cut
+            (.reset(afterBytes: 8, direction: .toUpstream), "v3"),  // every statement cut
+          ]
+          for (fault, written) in faults {
+            try await proxy.set(fault)
+            lines += try await expectLine(reader, "failed")
+            try await store.setValue(written, forKey: "k", expiresAt: nil)
+            lines += try await expectLine(reader, "failed")
+            try await proxy.set(.normal)
+            let recovered = try await expectLine(reader, "ok")
+            lines += recovered
+            let first = try #require(recovered.last?.split(separator: " "))
+            #expect(first[2] == written, "\(fault): read \(first[2]) once the route was back, not \(written)")
+          }
+
+          var failures = 0
+          var latest = -1
+          for line in lines {
+            let fields = line.split(separator: " ")
+            switch fields.first {
+            case "ok":
+              // Only values written, never an older one after a newer.
+              let version = try #require(Int(fields[2].dropFirst()), "\(line)")
+              #expect(fields[2].hasPrefix("v") && version >= latest, "\(line) after v\(latest)")
+              latest = max(latest, version)
+            case "failed":
+              // A PostgresStoreError (the child ends on anything else), within the 1 s limit.
+              failures += 1
+              let elapsed = try #require(Int64(fields[2]), "\(line)")
+              #expect(elapsed < 1_000 + Self.slack, "\(line)")
+            default:
+              Issue.record("unexpected line \(line)")
+            }
+          }
+          #expect(failures >= 6)
+          #expect(latest == 3)
+        }
+      }
+    }
+
+    @Test(
       "LISTEN through a blackhole: the node distrusts its memory within two heartbeats, then subscribes again and catches up; a reset does the same at once"
     )
     func listening() async throws {
