@@ -215,11 +215,14 @@
           let caughtUp = try await expectLines(node, ["value", "listening true 2"])
           #expect(caughtUp.first { $0.hasPrefix("value") }?.hasPrefix("value v2 ") == true, "\(caughtUp)")
 
-          // A reset of every connection (the LISTEN one included): a new subscription, and
-          // what was written meanwhile.
+          // A reset of every connection (the LISTEN one included): a new subscription (the
+          // third), and what was written meanwhile. The node polls its state every 20 ms, so
+          // it may not see the short time it was not listening; the count shows it subscribed
+          // again (with two builds and a TSan run loading the machine, 7 runs in 24 went from
+          // "true 2" to "true 3" between two polls).
           proxy.resetConnections()
           try await store.setValue("v3", forKey: "k", expiresAt: nil)
-          _ = try await expectLines(node, ["listening false", "listening true 3", "value v3 "])
+          _ = try await expectLines(node, ["listening true 3", "value v3 "])
         }
       }
     }
