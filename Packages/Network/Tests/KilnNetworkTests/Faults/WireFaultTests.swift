@@ -78,6 +78,18 @@ struct WireFaultTests {
     return try await body()
   }
 
+  /// Two transports of `kind`: one with the default 30 s timeout, for exchanges with a
+  /// working origin, and one with a 1 s timeout, for exchanges under a fault.
+  private static func withTransports(
+    _ kind: TransportKind, _ body: (any Transport, any Transport) async throws -> Void
+  ) async throws {
+    try await kind.withTransport { steady in
+      try await kind.withTransport(timeout: .seconds(1)) { short in
+        try await body(steady, short)
+      }
+    }
+  }
+
   /// A handler with immediate retries on the real clock.
   private static func handler(
     _ transport: any Transport, attempts: Int, timeout: Duration?
@@ -313,7 +325,10 @@ struct WireFaultTests {
     let now = ManualDate(Date(timeIntervalSince1970: 1_800_000_000))
     try await withTemporaryDirectory { directory in
       try await Self.withProxy(now: now) { server, proxy in
-        try await kind.withTransport(timeout: .seconds(1)) { base in
+        // Two transports over one cache: the exchanges with a working origin have time to
+        // spare on a loaded machine; the one under the fault has a 1 s timeout, which bounds
+        // how long the stale response can take.
+        try await Self.withTransports(kind) { base, short in
           let cache = HTTPCache(store: try DiskCache<String, Data>(directory: directory), now: now.provider)
           let transport = cachingTransport(base, in: cache)
           let request = HTTPRequest(url: Self.url(proxy, "/fresh"))
@@ -322,7 +337,7 @@ struct WireFaultTests {
 
           now.advance(by: .seconds(30))  // stale, within stale-if-error
           try await Self.breakOrigin(proxy, with: fault)
-          let stale = try await Self.within(.seconds(1)) { try await transport.send(request) }
+          let stale = try await Self.within(.seconds(1)) { try await cachingTransport(short, in: cache).send(request) }
           #expect(stale.status == 200)
           #expect(stale.body == original.body)
           #expect(stale.cacheStatus?.detail == "stale-if-error", "\(String(describing: stale.cacheStatus))")
@@ -349,14 +364,16 @@ struct WireFaultTests {
   func gatewayTimeout(kind: TransportKind, fault: FaultProxy.Conditions) async throws {
     let now = ManualDate(Date(timeIntervalSince1970: 1_800_000_000))
     try await Self.withProxy(now: now) { _, proxy in
-      try await kind.withTransport(timeout: .seconds(1)) { base in
+      try await Self.withTransports(kind) { base, short in
         let cache = HTTPCache(store: MemoryCache<String, Data>(entryLifetime: nil), now: now.provider)
         let transport = cachingTransport(base, in: cache)
         let request = HTTPRequest(url: Self.url(proxy, "/strict"))
         let original = try await transport.send(request)
         now.advance(by: .seconds(30))
         try await Self.breakOrigin(proxy, with: fault)
-        let generated = try await Self.within(.seconds(1)) { try await transport.send(request) }
+        let generated = try await Self.within(.seconds(1)) {
+          try await cachingTransport(short, in: cache).send(request)
+        }
         #expect(generated.status == 504)
         #expect(generated.cacheStatus?.isGenerated == true)
 
