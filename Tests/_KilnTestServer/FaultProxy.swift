@@ -152,6 +152,8 @@ public final class FaultProxy: Sendable {
   private let shared: ProxyShared
   /// The listening channel; `nil` while connections are refused.
   private let listener: NIOLockedValueBox<(any Channel)?>
+  /// The port held while connections are refused, so that no other test binds it meanwhile.
+  private let reservation = NIOLockedValueBox<ClosedPort?>(nil)
 
   private init(
     port: Int, upstreamHost: String, upstreamPort: Int, group: MultiThreadedEventLoopGroup, shared: ProxyShared,
@@ -234,7 +236,17 @@ public final class FaultProxy: Sendable {
         return listener
       }
       try? await open?.close()
+      if open != nil {
+        // Held by a socket that does not listen: still refused, but not free for another
+        // test's server to take (then that server would answer instead of a refusal).
+        let held = try ClosedPort(port: port)
+        reservation.withLockedValue { $0 = held }
+      }
     } else if listener.withLockedValue({ $0 == nil }) {
+      reservation.withLockedValue { reserved in
+        reserved?.close()
+        reserved = nil
+      }
       let channel = try await Self.bind(port: port, group: group, shared: shared)
       listener.withLockedValue { $0 = channel }
     }
@@ -271,6 +283,10 @@ public final class FaultProxy: Sendable {
       return listener
     }
     try? await open?.close()
+    reservation.withLockedValue { reserved in
+      reserved?.close()
+      reserved = nil
+    }
     shared.forEachRelay { $0.close() }
     try await group.shutdownGracefully()
   }
