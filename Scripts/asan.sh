@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite under AddressSanitizer (all traits on).
 #
-#   Scripts/asan.sh                        every test
+#   Scripts/asan.sh                        every test, one process per test target (as test.sh)
 #   Scripts/asan.sh --filter KilnStorage   arguments go to `swift test`
 #   Scripts/asan.sh --warnings-as-errors   also fails the build on any warning
 #
@@ -11,7 +11,7 @@
 # report as leaks in every test.
 #
 # Environment:
-#   KILN_ASAN_TIMEOUT   seconds the whole run may take (default 2400)
+#   KILN_ASAN_TIMEOUT   seconds each test target (or a filtered run) may take (default 2400)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib/common.sh
@@ -25,4 +25,6 @@ fi
 kiln_run_sanitized --flags "--sanitize=address --scratch-path .build-asan --enable-all-traits" \
   --build-flags "$build_flags" --options "ASAN_OPTIONS=detect_leaks=0 halt_on_error=1 ${ASAN_OPTIONS:-}" \
   --timeout "${KILN_ASAN_TIMEOUT:-2400}" --show "^(✘|✔ Test run|==[0-9]+==ERROR|SUMMARY: AddressSanitizer)" \
-  --report "ERROR: AddressSanitizer" --context "-B2 -A60" --found "AddressSanitizer found a memory error" -- "$@"
+  --report "ERROR: AddressSanitizer" --context "-B2 -A60" --found "AddressSanitizer found a memory error" \
+  --suites "KilnCoreTests KilnTestingTests KilnQueryTests KilnStorageTests KilnNetworkTests KilnRepositoryTests KilnDispatchTests KilnIntegrationTests" \
+  -- "$@"

@@ -82,7 +82,21 @@ struct SingleFlightTests {
   }
 }
 
-/// Yields until `condition` holds.
-func waitUntil(_ condition: () -> Bool) async {
-  while !condition() { await Task.yield() }
+/// Polls `condition` every millisecond until it holds, for at most `timeout`; records an
+/// issue when it never does.
+///
+/// It sleeps between polls instead of spinning on `Task.yield()`: a spinning test holds a
+/// thread of the cooperative pool (two on a two-core machine) for as long as it waits, and
+/// it did not stop when the condition never came true (it spun for 15 minutes in one
+/// AddressSanitizer run, starving the tests beside it).
+func waitUntil(
+  timeout: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool
+) async {
+  let deadline = ContinuousClock.now.advanced(by: timeout)
+  while !condition() {
+    guard ContinuousClock.now < deadline, (try? await Task.sleep(for: .milliseconds(1))) != nil else {
+      Issue.record("the condition did not come true within \(timeout)", sourceLocation: sourceLocation)
+      return
+    }
+  }
 }
