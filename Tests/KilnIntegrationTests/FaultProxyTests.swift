@@ -1,4 +1,5 @@
 import Foundation
+import KilnTesting
 import Testing
 import _KilnTestServer
 
@@ -153,7 +154,7 @@ struct FaultProxyTests {
       let (bytes, ending) = await connection.receive()
       #expect(bytes.isEmpty)
       #expect(ending == .endOfFile)
-      try await waitUntil { server.requests.count == 1 }
+      #expect(await poll(every: .milliseconds(10), timeout: .seconds(10)) { server.requests.count == 1 })
       #expect(server.requests.map(\.path) == ["/bytes/10"])
     }
   }
@@ -200,11 +201,11 @@ struct FaultProxyTests {
       try await second.send(Self.get("/"))
       _ = await first.receiveResponse()
       _ = await second.receiveResponse()
-      try await waitUntil { proxy.statistics.open == 2 }
+      #expect(await poll(every: .milliseconds(10), timeout: .seconds(10)) { proxy.statistics.open == 2 })
       proxy.resetConnections()
       #expect(await first.receive().ending == .reset)
       #expect(await second.receive().ending == .reset)
-      try await waitUntil { proxy.statistics.open == 0 }
+      #expect(await poll(every: .milliseconds(10), timeout: .seconds(10)) { proxy.statistics.open == 0 })
 
       // The client closes its side: the server sees end-of-file and closes, which comes back.
       let third = try await RawConnection.connect(port: proxy.port)
@@ -222,20 +223,8 @@ struct FaultProxyTests {
     let proxy = try await FaultProxy.start(upstreamPort: port)
     let connection = try await RawConnection.connect(port: proxy.port)
     #expect(await connection.receive().ending == .reset)
-    try await waitUntil { proxy.statistics.resets == 1 }
+    #expect(await poll(every: .milliseconds(10), timeout: .seconds(10)) { proxy.statistics.resets == 1 })
     try await proxy.stop()
-  }
-
-  /// Polls `condition` every 10 ms for up to 10 s (state kept by another thread).
-  private func waitUntil(_ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while !condition() {
-      guard ContinuousClock.now < deadline else {
-        Issue.record("condition not met within 10 s")
-        return
-      }
-      try await Task.sleep(for: .milliseconds(10))
-    }
   }
 
   /// Whether `bytes` are the first `count` bytes of a generated body (compared without

@@ -30,7 +30,7 @@ struct ReleaseTimingTests {
     #expect(await observer.wait(for: 1) == [completed(1)])
     clock.advance(by: .seconds(10))
     // The release task finds the param observed and ends.
-    await waitUntil { !coordinator.mirror.withLock { $0.releasing } }
+    #expect(await poll(timeout: .seconds(30)) { !coordinator.mirror.withLock { $0.releasing } })
     #expect(flows.count == 1)
     await observer.cancel()
     // A new release task, due 10 s after the end (at 20 s).

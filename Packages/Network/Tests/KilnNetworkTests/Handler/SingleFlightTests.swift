@@ -40,7 +40,10 @@ struct SingleFlightTests {
     await clock.waitForSleepers(count: 1)
     let staying = send(handler, TestAPI.item(id: 1))
     let request = try TestAPI.item(id: 1).makeRequest()
-    await waitUntil { handler.flights.waiterCount(request, Result<HTTPResponse, any Error>.self) == 2 }
+    #expect(
+      await poll(timeout: .seconds(30)) {
+        handler.flights.waiterCount(request, Result<HTTPResponse, any Error>.self) == 2
+      })
     leaving.cancel()
     guard case .failure(.cancelled) = await leaving.value else {
       Issue.record("expected the leaving caller cancelled")
@@ -59,7 +62,10 @@ struct SingleFlightTests {
     await transport.waitForRequests(1)
     let second = send(handler, TestAPI.item(id: 1))
     let request = try TestAPI.item(id: 1).makeRequest()
-    await waitUntil { handler.flights.waiterCount(request, Result<HTTPResponse, any Error>.self) == 2 }
+    #expect(
+      await poll(timeout: .seconds(30)) {
+        handler.flights.waiterCount(request, Result<HTTPResponse, any Error>.self) == 2
+      })
 
     first.cancel()
     let firstResult = await first.value
@@ -77,26 +83,7 @@ struct SingleFlightTests {
       Issue.record("expected the second caller cancelled, got \(secondResult)")
       return
     }
-    await waitUntil { handler.flights.inFlightCount == 0 }
+    #expect(await poll(timeout: .seconds(30)) { handler.flights.inFlightCount == 0 })
     #expect(transport.requestCount == 1)
-  }
-}
-
-/// Polls `condition` every millisecond until it holds, for at most `timeout`; records an
-/// issue when it never does.
-///
-/// It sleeps between polls instead of spinning on `Task.yield()`: a spinning test holds a
-/// thread of the cooperative pool (two on a two-core machine) for as long as it waits, and
-/// it did not stop when the condition never came true (it spun for 15 minutes in one
-/// AddressSanitizer run, starving the tests beside it).
-func waitUntil(
-  timeout: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool
-) async {
-  let deadline = ContinuousClock.now.advanced(by: timeout)
-  while !condition() {
-    guard ContinuousClock.now < deadline, (try? await Task.sleep(for: .milliseconds(1))) != nil else {
-      Issue.record("the condition did not come true within \(timeout)", sourceLocation: sourceLocation)
-      return
-    }
   }
 }
