@@ -1,4 +1,5 @@
 import Foundation
+import KilnTesting
 
 #if canImport(Glibc)
   import Glibc
@@ -154,14 +155,10 @@ final class RawConnection: @unchecked Sendable {
   private static func onThread<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws
     -> Result
   {
-    try await withCheckedThrowingContinuation { continuation in
-      Thread { continuation.resume(with: Swift.Result { try body() }) }.start()
-    }
+    try await runOnOwnThread(body)
   }
 
   private static func onThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
-    await withCheckedContinuation { continuation in
-      Thread { continuation.resume(returning: body()) }.start()
-    }
+    await runOnOwnThread(body)
   }
 }

@@ -151,3 +151,33 @@ struct SmallHelpersTests {
     #expect(await waiting.value == false)
   }
 }
+
+@Suite("runOnOwnThread", .timeLimit(.minutes(1)))
+struct RunOnOwnThreadTests {
+  struct Refused: Error, Equatable {}
+
+  @Test("returns what the body built on its own thread")
+  func returnsValue() async {
+    let (value, isMain) = await runOnOwnThread { () -> ([Int], Bool) in
+      (Array(0..<1_000), Thread.isMainThread)
+    }
+    #expect(value == Array(0..<1_000))
+    #expect(!isMain)
+  }
+
+  @Test("rethrows the body's typed error")
+  func rethrowsTypedError() async {
+    await #expect(throws: Refused()) {
+      try await runOnOwnThread { () throws(Refused) -> Int in throw Refused() }
+    }
+  }
+
+  @Test("hundreds of concurrent calls each get their own result")
+  func concurrent() async {
+    let sums = await withTaskGroup(of: Int.self) { group in
+      for n in 0..<200 { group.addTask { await runOnOwnThread { (0...n).reduce(0, +) } } }
+      return await group.reduce(into: 0) { $0 += $1 }
+    }
+    #expect(sums == (0..<200).reduce(0) { $0 + (0...$1).reduce(0, +) })
+  }
+}

@@ -116,14 +116,7 @@ public final class ChildProcess {
   /// - Throws: ``ChildProcessTimeout`` when no line arrives in time.
   public func nextLine(timeout: Duration = .seconds(30)) async throws(ChildProcessTimeout) -> String? {
     let child = UncheckedChild(self)
-    let result = await withCheckedContinuation {
-      (continuation: CheckedContinuation<Result<String?, ChildProcessTimeout>, Never>) in
-      Thread {
-        continuation.resume(
-          returning: Result { () throws(ChildProcessTimeout) in try child.process.readLine(timeout: timeout) })
-      }.start()
-    }
-    return try result.get()
+    return try await runOnOwnThread { () throws(ChildProcessTimeout) in try child.process.readLine(timeout: timeout) }
   }
 
   /// Every remaining line of standard output, up to its end, read on a thread of its own

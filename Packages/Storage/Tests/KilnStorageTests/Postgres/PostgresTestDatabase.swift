@@ -1,6 +1,7 @@
 #if PostgreSQL
   import Foundation
   import KilnStorage
+  import KilnTesting
   import PostgresNIO
 
   #if canImport(Glibc)
@@ -59,11 +60,7 @@
     /// two-core machine), which the client's continuations need meanwhile.
     @discardableResult
     static func script(_ arguments: String...) async throws -> String {
-      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
-        Thread {
-          continuation.resume(with: Result { try runScript(arguments) })
-        }.start()
-      }
+      try await runOnOwnThread { try runScript(arguments) }
     }
 
     /// Runs the script with `posix_spawn` and `waitpid`, not Foundation's `Process`.
