@@ -11,15 +11,19 @@ import _KilnSynchronization
 /// // more with the new token.
 /// ```
 ///
-/// - A request rejected with the credential of generation *n* triggers a refresh only when the
-///   credential is still generation *n* and no refresh is in flight; otherwise it waits for the
-///   refresh in flight, or is sent again at once with the newer credential.
+/// Refreshes happen in **rounds**. Each request remembers the round its credential was added
+/// in; a refresh, successful or not, ends the round.
+/// - A request rejected in the current round starts a refresh, or joins the one in flight.
+/// - A request rejected in a round that has ended since (it was sent before the refresh and
+///   its 401 came after) does not refresh again: it is sent once more with the new credential
+///   when that refresh succeeded, and fails with that refresh's error when it failed. So a
+///   burst of rejections causes one refresh, and a refresh that fails ends the whole burst.
 /// - A request is sent again after a refresh once: rejected again, it fails with
 ///   ``NetworkError/status(_:)``.
-/// - A failed refresh fails every request waiting for it with
-///   ``AuthenticationError/refreshFailed(_:)``. The credential is kept, so a later rejection
-///   tries again.
-/// - More than ``maximumRefreshes`` refreshes within ``refreshWindow`` fail with
+/// - A failed refresh fails every request of its round with
+///   ``AuthenticationError/refreshFailed(_:)``. The credential is kept, so a request sent
+///   later and rejected starts a new round.
+/// - More than ``maximumRefreshes`` refresh rounds within ``refreshWindow`` fail with
 ///   ``AuthenticationError/excessiveRefresh`` instead of refreshing in a loop.
 /// - New requests wait for a refresh in flight rather than go out with the rejected credential.
 public final class AuthenticationInterceptor<Authenticator: KilnNetwork.Authenticator>: RequestAuthenticating {
@@ -28,7 +32,12 @@ public final class AuthenticationInterceptor<Authenticator: KilnNetwork.Authenti
 
   private struct State {
     var credential: Credential
+    /// How many refreshes replaced the credential.
     var generation = 0
+    /// How many refresh rounds ended, successful or not.
+    var round = 0
+    /// The outcome of the round that ended last.
+    var lastOutcome: Result<Void, AuthenticationError> = .success(())
     var refresh: Refresh?
     var refreshDates: [Date] = []
   }
@@ -79,14 +88,14 @@ public final class AuthenticationInterceptor<Authenticator: KilnNetwork.Authenti
 
   public func authenticate(_ request: inout HTTPRequest) async throws(NetworkError) -> Int {
     while true {
-      let (current, generation, refresh) = state.withLock { ($0.credential, $0.generation, $0.refresh) }
+      let (current, round, refresh) = state.withLock { ($0.credential, $0.round, $0.refresh) }
       if let refresh {
         // Whatever its outcome, the request then goes out with the credential there is.
         _ = try await Self.wait(for: refresh)
         continue
       }
       authenticator.apply(current, to: &request)
-      return generation
+      return round
     }
   }
 
@@ -96,15 +105,25 @@ public final class AuthenticationInterceptor<Authenticator: KilnNetwork.Authenti
 
   private enum Step {
     case done
+    case failed(AuthenticationError)
     case wait(Refresh)
     case excessive
   }
 
-  public func refresh(rejectedGeneration: Int) async throws(NetworkError) {
+  /// Makes sure the round `rejectedGeneration` (the value ``authenticate(_:)`` returned) has
+  /// ended: starts its refresh, joins the one in flight, or returns the outcome of the refresh
+  /// that ended it.
+  public func refresh(rejectedGeneration rejectedRound: Int) async throws(NetworkError) {
     let date = now()
     let window = refreshWindow.timeInterval
     let step = state.withLock { state -> Step in
-      if state.generation != rejectedGeneration { return .done }
+      if state.round != rejectedRound {
+        // The round ended while the request was out: it shares that round's outcome.
+        switch state.lastOutcome {
+        case .success: return .done
+        case .failure(let error): return .failed(error)
+        }
+      }
       if let refresh = state.refresh { return .wait(refresh) }
       state.refreshDates.removeAll { date.timeIntervalSince($0) > window }
       guard state.refreshDates.count < maximumRefreshes else { return .excessive }
@@ -119,10 +138,15 @@ public final class AuthenticationInterceptor<Authenticator: KilnNetwork.Authenti
           outcome = .failure(.refreshFailed("\(error)"))
         }
         self.state.withLock { state in
-          if case .success(let credential) = outcome {
+          switch outcome {
+          case .success(let credential):
             state.credential = credential
             state.generation += 1
+            state.lastOutcome = .success(())
+          case .failure(let error):
+            state.lastOutcome = .failure(error)
           }
+          state.round += 1
           state.refresh = nil
         }
         return outcome
@@ -133,6 +157,8 @@ public final class AuthenticationInterceptor<Authenticator: KilnNetwork.Authenti
     switch step {
     case .done:
       return
+    case .failed(let error):
+      throw .authentication(error)
     case .excessive:
       throw .authentication(.excessiveRefresh)
     case .wait(let refresh):

@@ -3,12 +3,15 @@
 ///
 /// The handler calls ``authenticate(_:)`` before each attempt; when the response is a
 /// rejection (``isRejection(_:for:)``), it calls ``refresh(rejectedGeneration:)`` with the
-/// generation the attempt used and sends the request once more.
+/// value ``authenticate(_:)`` returned for that attempt and, unless it throws, sends the
+/// request once more.
 public protocol RequestAuthenticating: Sendable {
   /// Adds the current credential to `request`, waiting first for a refresh in flight.
   ///
   /// - Parameter request: The request about to be sent.
-  /// - Returns: The generation of the credential added; it grows by one with each refresh.
+  /// - Returns: The refresh round the credential was added in: it grows by one with each
+  ///   refresh, successful or not, so that a rejection can tell whether a refresh has ended
+  ///   since its request went out.
   /// - Throws: ``NetworkError/cancelled`` when the task is cancelled while waiting.
   func authenticate(_ request: inout HTTPRequest) async throws(NetworkError) -> Int
 
@@ -19,10 +22,11 @@ public protocol RequestAuthenticating: Sendable {
   ///   - request: The request it answers, as sent.
   func isRejection(_ response: HTTPResponse, for request: HTTPRequest) -> Bool
 
-  /// Makes sure the credential of generation `rejectedGeneration` is replaced: refreshes it,
-  /// joins the refresh in flight, or returns at once when it was replaced already.
+  /// Makes sure the round `rejectedGeneration` has ended: refreshes the credential, joins the
+  /// refresh in flight, or returns the outcome of the refresh that ended that round (throwing
+  /// its error when it failed, so that one failed refresh ends a whole burst of rejections).
   ///
-  /// - Parameter rejectedGeneration: The generation the rejected request was sent with.
+  /// - Parameter rejectedGeneration: The round the rejected request was sent in.
   /// - Throws: ``NetworkError/authentication(_:)`` when the refresh failed or refreshes come
   ///   too often; ``NetworkError/cancelled`` when the task is cancelled while waiting.
   func refresh(rejectedGeneration: Int) async throws(NetworkError)

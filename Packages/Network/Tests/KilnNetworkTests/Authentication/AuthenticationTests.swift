@@ -115,6 +115,48 @@ struct AuthenticationTests {
     #expect(interceptor.credential == 0)
   }
 
+  @Test("six 401s together while the refresh fails at once: one refresh, and all six fail with its error (100 rounds)")
+  func failedRefreshEndsTheBurst() async {
+    for round in 0..<100 {
+      let authenticator = TokenAuthenticator(failure: "revoked")
+      let clock = ManualClock()
+      let transport = server(acceptingToken: 1, clock: clock)
+      let interceptor = AuthenticationInterceptor(authenticator: authenticator, credential: 0)
+      let handler = makeHandler(transport, retryPolicy: .never, authentication: interceptor)
+      let tasks = (0..<6).map { id in send(handler, TestAPI.item(id: id)) }
+      await transport.waitForRequests(6)
+      await clock.waitForSleepers(count: 6)
+      clock.advance(by: .seconds(1))  // six 401s at once
+      for task in tasks {
+        let result = await task.value
+        guard case .failure(.authentication(.refreshFailed(let reason))) = result else {
+          Issue.record("round \(round): expected the refresh's failure, got \(result)")
+          continue
+        }
+        #expect(reason.contains("revoked"))
+      }
+      #expect(authenticator.refreshes.value == 1, "round \(round)")
+      #expect(transport.requestCount == 6, "round \(round): no request was sent again")
+      #expect(interceptor.credential == 0)
+    }
+  }
+
+  @Test("after a failed refresh, a request sent later and rejected starts a new refresh")
+  func laterRejectionRefreshesAgain() async {
+    let authenticator = TokenAuthenticator(failure: "revoked")
+    let transport = server(acceptingToken: 1)
+    let interceptor = AuthenticationInterceptor(authenticator: authenticator, credential: 0)
+    let handler = makeHandler(transport, retryPolicy: .never, authentication: interceptor)
+    for expected in 1...2 {
+      let result = await send(handler, TestAPI.item(id: expected)).value
+      guard case .failure(.authentication(.refreshFailed)) = result else {
+        Issue.record("expected the refresh's failure, got \(result)")
+        return
+      }
+      #expect(authenticator.refreshes.value == expected)
+    }
+  }
+
   @Test("refreshing over and over within the window stops with an error")
   func refreshLoop() async {
     let clock = ManualClock()

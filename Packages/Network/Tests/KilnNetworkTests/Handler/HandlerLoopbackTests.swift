@@ -89,6 +89,50 @@ struct HandlerLoopbackTests {
     try await server.stop()
   }
 
+  @Test(
+    "six 401s released together while the refresh fails at once: one refresh, six typed failures (100 rounds)",
+    arguments: TransportKind.allCases)
+  func failedRefreshEndsTheBurst(kind: TransportKind) async throws {
+    struct Revoked: Authenticator {
+      let refreshes: AsyncCounter
+      func apply(_ credential: Int, to request: inout HTTPRequest) {
+        request.headers["Authorization"] = "Bearer token-\(credential)"
+      }
+      func refresh(_ credential: Int) async throws -> Int {
+        refreshes.increment()
+        throw TestError("revoked")
+      }
+    }
+    let arrived = AsyncCounter()
+    let server = try await TestServer.start { _ in
+      // Every request of a round waits for the other five: the six 401s leave together.
+      arrived.increment()
+      let count = arrived.value
+      await arrived.wait(untilAtLeast: (count + 5) / 6 * 6)
+      return .status(401)
+    }
+    try await kind.withTransport { transport in
+      for round in 0..<100 {
+        let refreshes = AsyncCounter()
+        let interceptor = AuthenticationInterceptor(authenticator: Revoked(refreshes: refreshes), credential: 0)
+        let handler = NetworkHandler(transport: transport, retryPolicy: .never, authentication: interceptor)
+        let target = Loopback(baseURL: server.baseURL, path: "me")
+        let tasks = (0..<6).map { _ in send(handler, target) }
+        for task in tasks {
+          let result = await task.value
+          guard case .failure(.authentication(.refreshFailed(let reason))) = result else {
+            Issue.record("round \(round): expected the refresh's failure, got \(result)")
+            continue
+          }
+          #expect(reason.contains("revoked"))
+        }
+        #expect(refreshes.value == 1, "round \(round)")
+      }
+    }
+    #expect(server.requests.count == 600)
+    try await server.stop()
+  }
+
   @Test("path segments and query values round-trip through the server exactly", arguments: TransportKind.allCases)
   func percentEncoding(kind: TransportKind) async throws {
     let server = try await TestServer.start { request in
