@@ -46,95 +46,23 @@ public struct CachingTransport<Base: Transport>: Transport {
   }
 
   public func send(_ request: HTTPRequest, options: TransportOptions) async throws(TransportError) -> HTTPResponse {
-    let policy = cache.policy
-    guard request.method == .get else {
-      let response = try await base.send(request, options: options)
-      for url in policy.invalidatedURLs(for: request, response: response) {
-        await cache.invalidate(url)
-      }
-      return Self.tagged(response, status: HTTPCacheStatus(forward: .method, forwardStatus: response.status))
-    }
-    let variants = await cache.storedResponses(for: request.url)
-    let stored = variants.first { $0.matchesVary(of: request) }
-    switch policy.decision(for: request, stored: stored ?? variants.first, now: cache.now()) {
-    case .serve(let response), .generate(let response):
-      return response
-    case .serveStale(let response, let revalidation):
-      if let stored {
-        let options = TransportOptions(maximumBodySize: options.maximumBodySize, redirects: options.redirects)
-        cache.revalidateInBackground(key: HTTPCache.key(for: request.url)) {
-          _ = try? await self.forward(request, as: revalidation, stored: stored, reason: .stale, options: options)
-        }
-      }
-      return response
-    case .forward(let forwarded, let reason):
-      return try await forward(request, as: forwarded, stored: stored, reason: reason, options: options)
-    }
-  }
-
-  /// Sends `forwarded` (the request, possibly made conditional) and handles the answer: a 304
-  /// freshens `stored`, an error may serve it stale, a storable response is stored.
-  private func forward(
-    _ request: HTTPRequest, as forwarded: HTTPRequest, stored: StoredHTTPResponse?,
-    reason: HTTPCacheStatus.Forward, options: TransportOptions
-  ) async throws(TransportError) -> HTTPResponse {
-    let policy = cache.policy
-    let requestTime = cache.now()
-    var response: HTTPResponse
+    let base = base
+    let background = TransportOptions(maximumBodySize: options.maximumBodySize, redirects: options.redirects)
     do {
-      response = try await base.send(forwarded, options: options)
-    } catch {
-      guard let stored, error != .cancelled else { throw error }
-      if let stale = policy.staleResponse(for: request, stored: stored, afterErrorStatus: nil, now: cache.now()) {
-        return stale
-      }
-      if Self.isUnreachable(error) {
-        return policy.gatewayTimeout(date: cache.now())
-      }
+      return try await CacheExchange(cache: cache).respond(
+        to: request,
+        send: { request throws(NetworkError) in
+          try await RequestNext.transmit(request, options: options, through: base)
+        },
+        sendInBackground: { request throws(NetworkError) in
+          try await RequestNext.transmit(request, options: background, through: base)
+        })
+    } catch .transport(let error) {
       throw error
-    }
-    var responseTime = cache.now()
-    let madeConditional = forwarded != request
-    if response.status == 304, let stored, madeConditional {
-      if let updated = policy.updating(stored, with: response, requestTime: requestTime, responseTime: responseTime) {
-        await cache.store(updated, for: request)
-        return policy.servedResponse(
-          updated, age: policy.currentAge(of: updated, at: responseTime),
-          lifetime: policy.freshnessLifetime(of: updated), forward: reason, forwardStatus: 304, stored: true)
-      }
-      // The 304 is about another representation: ask again without our validators.
-      response = try await base.send(request, options: options)
-      responseTime = cache.now()
-    }
-    if let stored, HTTPCachePolicy.errorStatuses.contains(response.status),
-      let stale = policy.staleResponse(
-        for: request, stored: stored, afterErrorStatus: response.status, now: responseTime)
-    {
-      return stale
-    }
-    var isStored = false
-    if let newStored = policy.storedResponse(
-      response, for: request, requestTime: requestTime, responseTime: responseTime)
-    {
-      await cache.store(newStored, for: request)
-      isStored = true
-    }
-    return Self.tagged(
-      response, status: HTTPCacheStatus(forward: reason, forwardStatus: response.status, stored: isStored))
-  }
-
-  private static func tagged(_ response: HTTPResponse, status: HTTPCacheStatus) -> HTTPResponse {
-    var response = response
-    response.headers.add(status.description, for: "Cache-Status")
-    return response
-  }
-
-  /// Whether `error` means the origin could not be reached (so a cache that must not serve its
-  /// stale response generates a 504).
-  private static func isUnreachable(_ error: TransportError) -> Bool {
-    switch error {
-    case .connectionRefused, .connectionLost, .timedOut, .cannotFindHost, .secureConnectionFailed: true
-    default: false
+    } catch .cancelled {
+      throw .cancelled
+    } catch {
+      throw .other("\(error)")  // the exchange passes on only what `send` threw
     }
   }
 }

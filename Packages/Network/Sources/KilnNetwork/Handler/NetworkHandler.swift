@@ -22,12 +22,14 @@ import KilnQuery
 ///
 /// **A request, step by step.** The target becomes an ``HTTPRequest`` (``TargetGroup/makeRequest()``).
 /// In the ``ResponseMode/normal`` and ``ResponseMode/sample`` modes, with a ``storage`` and a
-/// `validUntil`, a valid cached response is returned. Otherwise each attempt runs the
-/// ``watches``' `prepare`, adds the credential, tells the watches, sends with the
-/// ``timeout``, tells the watches, and validates the status. A rejected credential is
-/// refreshed and the request sent once more; a retryable failure waits (on ``clock``) and
-/// tries again as ``retryPolicy`` allows. A successful response is decoded, cached with
-/// `validUntil`, and returned.
+/// `validUntil`, a valid stored response is returned. Otherwise the request goes through the
+/// ``chain``: a ``RequestChain`` of stages in front of the transport. From the settings, the
+/// chain is ``Deduplicating`` (when ``deduplicatesRequests`` is on), ``HTTPCaching`` (with an
+/// ``httpCache``), ``Retrying``, ``Authenticating``, ``Watching`` and ``AttemptTimeout`` (each
+/// only when its setting is given); give ``init(chain:storage:responseMode:validation:maximumBodySize:redirects:decoder:now:)``
+/// a chain of your own to reorder them, or to add an ``HTTPCaching`` stage or one you wrote.
+/// The response's status is then validated, the response decoded, stored with `validUntil`,
+/// and returned.
 ///
 /// **Cancellation.** Cancelling the calling task cancels the request in flight, or ends a
 /// retry's wait at once with no further attempt, and the request fails with
@@ -61,16 +63,23 @@ public struct NetworkHandler: Sendable {
   public let deduplicatesRequests: Bool
   /// The clock of retry waits and timeouts.
   public let clock: any Clock<Duration>
-  /// The current date, for the response cache and `Retry-After` dates.
+  /// The current date, for the response store and `Retry-After` dates.
   public let now: @Sendable () -> Date
+  /// The redirects the transport follows, unless a target says otherwise
+  /// (``TargetGroup/redirects``); up to 10 by default.
+  public let redirects: TransportOptions.Redirects
+  /// The RFC 9111 cache the chain answers from, outside retries and authentication, or `nil`.
+  public let httpCache: HTTPCache?
+  /// The stages every request goes through, and the transport at their end.
+  public let chain: RequestChain
 
-  let flights = SharedLoads<HTTPRequest>()
-
-  /// Creates a handler.
+  /// Creates a handler whose ``chain`` is built from its settings.
   ///
   /// - Parameters:
   ///   - transport: Sends the requests.
-  ///   - storage: Where responses are cached; none by default.
+  ///   - storage: Where responses are cached by target (Lynn's response store); none by default.
+  ///   - httpCache: An RFC 9111 cache answering before retries and authentication; none by
+  ///     default.
   ///   - retryPolicy: When failed requests are sent again; ``RetryPolicy/default`` by default.
   ///   - responseMode: Where responses come from; ``ResponseMode/normal`` by default.
   ///   - watches: Told about every attempt; none by default.
@@ -78,6 +87,7 @@ public struct NetworkHandler: Sendable {
   ///   - validation: Which statuses are not errors; 2xx by default.
   ///   - timeout: The longest an attempt may take; no limit by default.
   ///   - maximumBodySize: The largest response body accepted, in bytes; no limit by default.
+  ///   - redirects: The redirects the transport follows; up to 10 by default.
   ///   - decoder: The default decoder; a plain `JSONDecoder` by default.
   ///   - deduplicatesRequests: Whether identical concurrent `GET`s share one request; `false`
   ///     by default.
@@ -86,6 +96,7 @@ public struct NetworkHandler: Sendable {
   public init(
     transport: any Transport,
     storage: (any ResponseStore)? = nil,
+    httpCache: HTTPCache? = nil,
     retryPolicy: RetryPolicy = .default,
     responseMode: ResponseMode = .normal,
     watches: [any NetworkWatch] = [],
@@ -93,6 +104,7 @@ public struct NetworkHandler: Sendable {
     validation: StatusValidation = .successful,
     timeout: Duration? = nil,
     maximumBodySize: Int? = nil,
+    redirects: TransportOptions.Redirects = .follow(limit: 10),
     decoder: any ResponseDecoder = JSONDecoder(),
     deduplicatesRequests: Bool = false,
     clock: any Clock<Duration> = ContinuousClock(),
@@ -100,6 +112,7 @@ public struct NetworkHandler: Sendable {
   ) {
     self.transport = transport
     self.storage = storage
+    self.httpCache = httpCache
     self.retryPolicy = retryPolicy
     self.responseMode = responseMode
     self.watches = watches
@@ -107,10 +120,76 @@ public struct NetworkHandler: Sendable {
     self.validation = validation
     self.timeout = timeout
     self.maximumBodySize = maximumBodySize
+    self.redirects = redirects
     self.decoder = decoder
     self.deduplicatesRequests = deduplicatesRequests
     self.clock = clock
     self.now = now
+    var middleware: [any RequestMiddleware] = []
+    if deduplicatesRequests { middleware.append(Deduplicating()) }
+    if let httpCache { middleware.append(HTTPCaching(httpCache)) }
+    middleware.append(Retrying(retryPolicy, clock: clock, now: now))
+    if let authentication { middleware.append(Authenticating(authentication)) }
+    if !watches.isEmpty { middleware.append(Watching(watches)) }
+    if let timeout { middleware.append(AttemptTimeout(timeout, clock: clock)) }
+    self.chain = RequestChain(transport: transport, middleware: middleware)
+  }
+
+  /// Creates a handler that sends every request through `chain`.
+  ///
+  /// ```swift
+  /// let handler = NetworkHandler(
+  ///   chain: RequestChain(
+  ///     transport: URLSessionTransport(),
+  ///     middleware: [HTTPCaching(cache), Retrying(.default), Authenticating(interceptor)]
+  ///   )
+  /// )
+  /// ```
+  ///
+  /// The settings that describe a chain (``httpCache``, ``retryPolicy``, ``watches``,
+  /// ``authentication``, ``timeout``, ``deduplicatesRequests``) then read as "none": the
+  /// chain's stages decide.
+  ///
+  /// - Parameters:
+  ///   - chain: The stages and the transport.
+  ///   - storage: Where responses are stored by target; none by default.
+  ///   - responseMode: Where responses come from; ``ResponseMode/normal`` by default.
+  ///   - validation: Which statuses are not errors; 2xx by default.
+  ///   - maximumBodySize: The largest response body accepted, in bytes; no limit by default.
+  ///   - redirects: The redirects the transport follows; up to 10 by default.
+  ///   - decoder: The default decoder; a plain `JSONDecoder` by default.
+  ///   - now: The current date, for the response store; `Date.init` by default.
+  public init(
+    chain: RequestChain,
+    storage: (any ResponseStore)? = nil,
+    responseMode: ResponseMode = .normal,
+    validation: StatusValidation = .successful,
+    maximumBodySize: Int? = nil,
+    redirects: TransportOptions.Redirects = .follow(limit: 10),
+    decoder: any ResponseDecoder = JSONDecoder(),
+    now: @escaping @Sendable () -> Date = Date.init
+  ) {
+    self.transport = chain.transport
+    self.storage = storage
+    self.httpCache = nil
+    self.retryPolicy = .never
+    self.responseMode = responseMode
+    self.watches = []
+    self.authentication = nil
+    self.validation = validation
+    self.timeout = nil
+    self.maximumBodySize = maximumBodySize
+    self.redirects = redirects
+    self.decoder = decoder
+    self.deduplicatesRequests = false
+    self.clock = ContinuousClock()
+    self.now = now
+    self.chain = chain
+  }
+
+  /// The single flights of the chain's ``Deduplicating`` stage; empty ones when it has none.
+  var flights: SharedLoads<HTTPRequest> {
+    chain.first(Deduplicating.self)?.flights ?? SharedLoads()
   }
 
   // MARK: - Requests
@@ -209,7 +288,7 @@ public struct NetworkHandler: Sendable {
     }
   }
 
-  /// The cache, the sample or the network, in the order the response mode says.
+  /// The response store, the sample or the chain, in the order the response mode says.
   func perform<Output: Sendable>(
     _ target: some TargetGroup,
     progress: (@Sendable (DownloadProgress) -> Void)?,
@@ -217,7 +296,6 @@ public struct NetworkHandler: Sendable {
     validUntil: ((Output) -> Date)?
   ) async throws(NetworkError) -> Output {
     guard !Task.isCancelled else { throw .cancelled }
-    try retryPolicy.validate()
     if responseMode == .alwaysFail { throw .simulatedFailure }
     let request = try target.makeRequest()
 
@@ -240,7 +318,7 @@ public struct NetworkHandler: Sendable {
       guard let sample = target.sampleData else { throw .noSampleData }
       response = HTTPResponse(status: 200, body: sample, url: request.url)
     } else {
-      response = try await live(request, target: target, progress: progress)
+      response = try await send(request, target: target, progress: progress)
     }
     let output = try transform(response)
     if let store, let validUntil {
@@ -249,136 +327,16 @@ public struct NetworkHandler: Sendable {
     return output
   }
 
-  /// The request sent over the network, shared with identical `GET`s in flight when
-  /// ``deduplicatesRequests`` is on.
-  func live(
-    _ request: HTTPRequest,
-    target: some TargetGroup,
-    progress: (@Sendable (DownloadProgress) -> Void)?
-  ) async throws(NetworkError) -> HTTPResponse {
-    guard deduplicatesRequests, request.method == .get, request.body == nil else {
-      return try await send(request, target: target, progress: progress)
-    }
-    // Shared as `any Error`, so that a cancelled caller leaves at once; the flight is
-    // cancelled only when its last caller leaves.
-    let shared = AnyQuery<HTTPResponse, any Error> { () async throws -> HTTPResponse in
-      try await self.send(request, target: target, progress: progress)
-    }
-    do {
-      return try await flights.load(request, using: shared)
-    } catch let error as NetworkError {
-      throw error
-    } catch {
-      throw .cancelled
-    }
-  }
-
-  /// Every attempt of one request: watches, credentials, timeout, validation, refresh and
-  /// retries.
+  /// The request sent through the ``chain``, its status validated.
   func send(
     _ request: HTTPRequest,
     target: some TargetGroup,
     progress: (@Sendable (DownloadProgress) -> Void)?
   ) async throws(NetworkError) -> HTTPResponse {
-    var attempt = 0
-    var retry = 1
-    var refreshedCredential = false
-    while true {
-      attempt += 1
-      guard !Task.isCancelled else { throw .cancelled }
-      var sent = request
-      for watch in watches { sent = watch.prepare(sent, for: target) }
-      let generation = try await authentication?.authenticate(&sent)
-      for watch in watches { watch.willSend(sent, attempt: attempt) }
-
-      let result = await transmit(sent, attempt: attempt, progress: progress)
-      for watch in watches { watch.didReceive(result, for: sent, attempt: attempt) }
-
-      let error: NetworkError
-      switch result {
-      case .success(let response) where validation.accepts(response.status):
-        retryPolicy.budget?.recordSuccess()
-        return response
-      case .success(let response):
-        error = .status(response)
-      case .failure(let failure):
-        error = failure
-      }
-      if error.isCancellation { throw .cancelled }
-
-      if let authentication, let generation, !refreshedCredential, let response = error.response,
-        authentication.isRejection(response, for: sent)
-      {
-        refreshedCredential = true
-        try await authentication.refresh(rejectedGeneration: generation)
-        continue
-      }
-
-      guard retryPolicy.allowsRetry(of: sent, after: error, attempt: retry),
-        retryPolicy.budget?.withdraw() ?? true
-      else { throw error }
-      let delay = retryPolicy.delay(after: error, attempt: retry, now: now())
-      do {
-        try await clock.sleep(for: delay)
-      } catch {
-        throw .cancelled
-      }
-      retry += 1
-    }
-  }
-
-  /// One attempt on the wire, within ``timeout``.
-  func transmit(
-    _ request: HTTPRequest,
-    attempt: Int,
-    progress: (@Sendable (DownloadProgress) -> Void)?
-  ) async -> Result<HTTPResponse, NetworkError> {
-    var onProgress: (@Sendable (Int64, Int64?) -> Void)?
-    if let progress {
-      let reporter = ProgressReporter(attempt: attempt, report: progress)
-      onProgress = { received, expected in reporter(received, expected) }
-    }
-    let options = TransportOptions(maximumBodySize: maximumBodySize, onProgress: onProgress)
-    let transport = self.transport
-    guard let timeout else {
-      return await Self.transmit(request, options: options, through: transport)
-    }
-    let clock = self.clock
-    return await withTaskGroup(of: Result<HTTPResponse, NetworkError>?.self) { group in
-      group.addTask {
-        await Self.transmit(request, options: options, through: transport)
-      }
-      group.addTask {
-        do {
-          try await clock.sleep(for: timeout)
-          return .failure(.timedOut(timeout))
-        } catch {
-          return nil
-        }
-      }
-      var outcome: Result<HTTPResponse, NetworkError> = .failure(.cancelled)
-      while let next = await group.next() {
-        if let next {
-          outcome = next
-          break
-        }
-      }
-      group.cancelAll()
-      return outcome
-    }
-  }
-
-  private static func transmit(
-    _ request: HTTPRequest,
-    options: TransportOptions,
-    through transport: any Transport
-  ) async -> Result<HTTPResponse, NetworkError> {
-    do {
-      return .success(try await transport.send(request, options: options))
-    } catch .cancelled {
-      return .failure(.cancelled)
-    } catch {
-      return .failure(.transport(error))
-    }
+    let context = RequestContext(
+      target: target, maximumBodySize: maximumBodySize, redirects: target.redirects ?? redirects, progress: progress)
+    let response = try await chain.send(request, context: context)
+    guard validation.accepts(response.status) else { throw .status(response) }
+    return response
   }
 }

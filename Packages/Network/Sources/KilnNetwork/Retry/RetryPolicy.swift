@@ -21,9 +21,13 @@ extension NetworkHandler {
   /// generic `RetryPolicy`; it reuses KilnQuery's `RetryBackoff` and
   /// `RetryJitter`. Every wait is a sleep on the handler's clock.
   public struct RetryPolicy: Sendable {
-    /// The most attempts in all, the first one included. Below 1, every request fails with
-    /// ``NetworkError/invalidArgument(_:)``.
-    public var maxAttempts: Int
+    /// The most attempts in all, the first one included; at least 1.
+    ///
+    /// - Precondition: Setting it below 1 stops the program, as KilnQuery's `RetryPolicy`
+    ///   does: zero attempts would send nothing and answer nothing.
+    public var maxAttempts: Int {
+      didSet { Self.check(maxAttempts) }
+    }
 
     /// The delay before each retry, before jitter.
     public var backoff: RetryBackoff
@@ -78,6 +82,7 @@ extension NetworkHandler {
       maximumRetryAfter: Duration? = .seconds(60),
       budget: RetryBudget? = RetryBudget()
     ) {
+      Self.check(maxAttempts)
       self.maxAttempts = maxAttempts
       self.backoff = backoff
       self.jitter = jitter
@@ -103,13 +108,13 @@ extension NetworkHandler {
       RetryPolicy(maxAttempts: 1, backoff: .immediate, jitter: .none, budget: nil)
     }
 
-    /// Checks the policy.
-    ///
-    /// - Throws: ``NetworkError/invalidArgument(_:)`` when ``maxAttempts`` is below 1.
-    public func validate() throws(NetworkError) {
-      guard maxAttempts >= 1 else {
-        throw .invalidArgument("a retry policy needs at least 1 attempt, got maxAttempts: \(maxAttempts)")
-      }
+    /// Checks the policy; it always passes, since ``maxAttempts`` is checked when it is set.
+    @available(*, deprecated, message: "maxAttempts is checked when it is set; nothing is left to validate")
+    public func validate() throws(NetworkError) {}
+
+    /// The same check, with the same words, as KilnQuery's `RetryPolicy`.
+    private static func check(_ maxAttempts: Int) {
+      precondition(maxAttempts >= 1, "a retry policy needs at least 1 attempt, got maxAttempts: \(maxAttempts)")
     }
 
     /// Whether `request` may be sent again at all: its method is in ``retryableMethods``, or it

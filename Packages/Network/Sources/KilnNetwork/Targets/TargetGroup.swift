@@ -61,6 +61,10 @@ public protocol TargetGroup: Sendable {
   /// Data returned in the ``ResponseMode/sample`` mode when nothing valid is cached; none by
   /// default.
   var sampleData: Data? { get }
+
+  /// The redirects the transport follows for this endpoint; `nil` (the default) for the
+  /// handler's ``NetworkHandler/redirects``. `.none` returns a 3xx response as it is.
+  var redirects: TransportOptions.Redirects? { get }
 }
 
 extension TargetGroup {
@@ -80,4 +84,6 @@ extension TargetGroup {
   }
 
   public var sampleData: Data? { nil }
+
+  public var redirects: TransportOptions.Redirects? { nil }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import KilnNetwork
+import KilnStorage
 import KilnTesting
 import Testing
 import _KilnTestServer
@@ -130,6 +131,92 @@ struct HandlerLoopbackTests {
       }
     }
     #expect(server.requests.count == 600)
+    try await server.stop()
+  }
+
+  @Test(
+    "a chain with every stage: a 401 refreshes, a 503 with Retry-After waits 2 s and is retried, then a fresh hit sends nothing",
+    arguments: TransportKind.allCases)
+  func everyStage(kind: TransportKind) async throws {
+    struct Tokens: Authenticator {
+      func apply(_ credential: Int, to request: inout HTTPRequest) {
+        request.headers["Authorization"] = "Bearer token-\(credential)"
+      }
+      func refresh(_ credential: Int) async throws -> Int { credential + 1 }
+    }
+    struct AttemptRecorder: NetworkWatch {
+      let attempts: Recorder<Int>
+      func willSend(_ request: HTTPRequest, attempt: Int) { attempts.append(attempt) }
+    }
+    let accepted = AsyncCounter()
+    let server = try await TestServer.start { request in
+      guard request.headers["authorization"] == "Bearer token-1" else { return .status(401) }
+      accepted.increment()
+      return accepted.value == 1
+        ? .status(503, headers: [("Retry-After", "2")])
+        : .json(["ok": true], headers: [("Cache-Control", "max-age=60")])
+    }
+    try await kind.withTransport { transport in
+      let clock = ManualClock()
+      let attempts = Recorder<Int>()
+      let chain = RequestChain(
+        transport: transport,
+        middleware: [
+          Deduplicating(),
+          HTTPCaching(HTTPCache(store: MemoryCache<String, Data>(entryLifetime: nil))),
+          Retrying(NetworkHandler.RetryPolicy(jitter: .none), clock: clock),
+          Authenticating(AuthenticationInterceptor(authenticator: Tokens(), credential: 0)),
+          Watching([AttemptRecorder(attempts: attempts)]),
+          AttemptTimeout(.seconds(30)),
+        ])
+      let handler = NetworkHandler(chain: chain)
+      let target = Loopback(baseURL: server.baseURL, path: "flaky")
+      let first = send(handler, target)
+      await clock.waitForSleepers(count: 1)  // the Retry-After wait
+      clock.advance(by: .milliseconds(1999))
+      #expect(clock.sleeperCount == 1)
+      clock.advance(by: .milliseconds(1))
+      #expect(try await first.value.get().status == 200)
+      #expect(server.requestCount(path: "/flaky") == 3)  // 401, 503, 200
+      #expect(attempts.values == [1, 1, 2])  // the refresh re-sends attempt 1
+
+      let hit = try await handler.request(target)
+      #expect(hit.cacheStatus?.hit == true)
+      #expect(server.requestCount(path: "/flaky") == 3)
+    }
+    try await server.stop()
+  }
+
+  @Test(
+    "redirects: none per handler returns the 302; a target that follows overrides it, and a limit stops a loop",
+    arguments: TransportKind.allCases)
+  func redirects(kind: TransportKind) async throws {
+    struct Hop: TargetGroup {
+      var baseURL: URL
+      var path: String
+      var redirects: TransportOptions.Redirects?
+    }
+    let server = try await TestServer.start { request in
+      switch request.path {
+      case "/start": .redirect(to: "/end")
+      case "/loop": .redirect(to: "/loop")
+      default: .json(["at": request.path])
+      }
+    }
+    try await kind.withTransport { transport in
+      let handler = NetworkHandler(transport: transport, retryPolicy: .never, redirects: .none)
+      let kept = await send(handler, Hop(baseURL: server.baseURL, path: "start")).value
+      #expect(kept.statusCode == 302)
+      let followed = try await handler.request(
+        Hop(baseURL: server.baseURL, path: "start", redirects: .follow(limit: 5)), as: [String: String].self)
+      #expect(followed == ["at": "/end"])
+      let looping = await send(handler, Hop(baseURL: server.baseURL, path: "loop", redirects: .follow(limit: 3))).value
+      guard case .failure(.transport(.tooManyRedirects)) = looping else {
+        Issue.record("expected too many redirects, got \(looping)")
+        return
+      }
+    }
+    #expect(server.requestCount(path: "/loop") == 4)
     try await server.stop()
   }
 

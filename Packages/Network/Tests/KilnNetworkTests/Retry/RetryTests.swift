@@ -75,23 +75,23 @@ struct RetryTests {
     #expect(policy.delay(after: error, attempt: 2, now: Date()) == .milliseconds(250))
   }
 
-  @Test("fewer than 1 attempt is an argument error, and the callback form still calls back once")
+  @Test("fewer than 1 attempt stops the program with the same message as KilnQuery's RetryPolicy")
   func invalidAttempts() async {
-    let transport = StubTransport(replies: [.item(1)])
-    let handler = makeHandler(transport, retryPolicy: NetworkHandler.RetryPolicy(maxAttempts: 0))
-    let result = await start(handler).value
-    guard case .failure(.invalidArgument) = result else {
-      Issue.record("expected an argument error, got \(result)")
-      return
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      _ = NetworkHandler.RetryPolicy(maxAttempts: 0)
     }
-    let calls = Recorder<String>()
-    await handler.request(TestAPI.item(id: 1)) { _ in
-      calls.append("callback")
-    } onError: { _ in
-      calls.append("error")
-    }.value
-    #expect(calls.values == ["error"])
-    #expect(transport.requestCount == 0)
+    let standardError = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(standardError.contains("a retry policy needs at least 1 attempt, got maxAttempts: 0"))
+  }
+
+  @Test("setting maxAttempts below 1 later stops the program the same way")
+  func invalidAttemptsSetLater() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      var policy = NetworkHandler.RetryPolicy()
+      policy.maxAttempts = 0
+    }
+    let standardError = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(standardError.contains("a retry policy needs at least 1 attempt, got maxAttempts: 0"))
   }
 
   @Test("retryable statuses", arguments: [408, 429, 500, 502, 503, 504])

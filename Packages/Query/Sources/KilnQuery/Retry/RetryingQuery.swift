@@ -33,25 +33,61 @@ public struct RetryingQuery<Upstream: Query>: Query {
 
   @inlinable
   public func load() async throws(Failure) -> Success {
+    let upstream = upstream
+    return try await policy.run(clock: clock, onRetry: onRetry) { _ async throws(Failure) -> Success in
+      try await upstream.load()
+    }
+  }
+}
+
+extension RetryPolicy {
+  /// Runs `operation` until it succeeds or the policy gives up: the one retry loop of Kiln,
+  /// behind ``KilnCore/Query/retry(_:clock:onRetry:)`` and KilnNetwork's HTTP retries.
+  ///
+  /// ```swift
+  /// let page = try await RetryPolicy<any Error>.default.run { attempt in
+  ///   try await fetchPage(attempt: attempt)
+  /// }
+  /// ```
+  ///
+  /// When the task is cancelled, retrying stops at once (also in the middle of a delay) and
+  /// the call throws `CancellationError` if `Failure` can hold one, else the last failure.
+  ///
+  /// - Parameters:
+  ///   - clock: The clock the delays are slept on; pass a `ManualClock` in tests.
+  ///   - onRetry: Called before each delay with the failure, the number of the attempt that
+  ///     failed (from 1) and the delay about to be slept.
+  ///   - operation: One attempt, given its number (from 1).
+  /// - Returns: The value of the first attempt that succeeded.
+  /// - Throws: The failure of the last attempt, or of one ``shouldRetry`` refused.
+  @inlinable
+  public func run<Success>(
+    clock: any Clock<Duration> = ContinuousClock(),
+    onRetry: (@Sendable (_ failure: Failure, _ attempt: Int, _ delay: Duration) -> Void)? = nil,
+    _ operation: (_ attempt: Int) async throws(Failure) -> Success
+  ) async throws(Failure) -> Success {
     var attempt = 1
     while true {
       let failure: Failure
       do throws(Failure) {
-        return try await upstream.load()
+        return try await operation(attempt)
       } catch {
         failure = error
       }
-      try await pause(after: failure, attempt: attempt)
+      try await pause(after: failure, attempt: attempt, clock: clock, onRetry: onRetry)
       attempt += 1
     }
   }
 
   /// Waits before the next attempt, or throws when there is none.
   @usableFromInline
-  func pause(after failure: Failure, attempt: Int) async throws(Failure) {
-    guard policy.allowsRetry(after: failure, attempt: attempt) else { throw failure }
+  func pause(
+    after failure: Failure, attempt: Int, clock: any Clock<Duration>,
+    onRetry: (@Sendable (_ failure: Failure, _ attempt: Int, _ delay: Duration) -> Void)?
+  ) async throws(Failure) {
+    guard allowsRetry(after: failure, attempt: attempt) else { throw failure }
     guard !Task.isCancelled else { throw Self.cancellation(or: failure) }
-    let delay = policy.delay(after: failure, attempt: attempt)
+    let delay = delay(after: failure, attempt: attempt)
     onRetry?(failure, attempt, delay)
     if delay > .zero {
       do {

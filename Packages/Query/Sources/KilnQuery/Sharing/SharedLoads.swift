@@ -73,7 +73,7 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
   }
 
   /// The number of callers waiting for the load of `key` (with the given result type) now.
-  func waiterCount<Success: Sendable, Failure: Error>(_ key: Key, _: Result<Success, Failure>.Type) -> Int {
+  package func waiterCount<Success: Sendable, Failure: Error>(_ key: Key, _: Result<Success, Failure>.Type) -> Int {
     let flight = flights.withLock { flights in
       flights[FlightKey(key: key, output: ObjectIdentifier(Result<Success, Failure>.self))]
     }

@@ -92,8 +92,10 @@ struct RetryPolicyTests {
 
   @Test("maxAttempts below 1 is rejected, never a silent no-op")
   func rejectsZeroAttempts() async {
-    await #expect(processExitsWith: .failure) {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       _ = RetryPolicy<any Error>(maxAttempts: 0)
     }
+    let standardError = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(standardError.contains("a retry policy needs at least 1 attempt, got maxAttempts: 0"))
   }
 }

@@ -1,0 +1,100 @@
+public import Foundation
+
+/// Sends a failed request again as a ``NetworkHandler/RetryPolicy`` says: the stage of the
+/// request pipeline that retries.
+///
+/// Each retry goes through every stage after this one again, so put it outside
+/// ``Authenticating`` (a retried attempt gets the current credential) and ``AttemptTimeout``
+/// (the limit is per attempt), and inside ``HTTPCaching`` (a fresh hit is never retried).
+///
+/// A response with a retryable status (such as 503) is sent again while attempts remain; the
+/// last one is returned as it is, for ``NetworkHandler`` to validate. The waits run KilnQuery's
+/// retry loop (`RetryPolicy.run`) on ``clock``, honour `Retry-After` up to the policy's cap,
+/// and stop at once when the task is cancelled, with ``NetworkError/cancelled``.
+public struct Retrying: RequestMiddleware {
+  /// When failed requests are sent again.
+  public let policy: NetworkHandler.RetryPolicy
+
+  /// The clock the waits are slept on.
+  public let clock: any Clock<Duration>
+
+  /// The current date, for a `Retry-After` given as an HTTP date.
+  public let now: @Sendable () -> Date
+
+  /// Creates the stage.
+  ///
+  /// - Parameters:
+  ///   - policy: When failed requests are sent again.
+  ///   - clock: The clock of the waits; the continuous clock by default.
+  ///   - now: The current date; `Date.init` by default.
+  /// - Precondition: The policy's `maxAttempts` is at least 1, as for every retry policy in
+  ///   Kiln.
+  public init(
+    _ policy: NetworkHandler.RetryPolicy,
+    clock: any Clock<Duration> = ContinuousClock(),
+    now: @escaping @Sendable () -> Date = Date.init
+  ) {
+    self.policy = policy
+    self.clock = clock
+    self.now = now
+  }
+
+  public func send(_ request: HTTPRequest, context: RequestContext, next: RequestNext) async throws(NetworkError)
+    -> HTTPResponse
+  {
+    let rules = policy
+    let retryPolicy = rules.retryPolicy(for: request, now: now)
+    do {
+      return try await retryPolicy.run(clock: clock) { attempt throws(NetworkError) -> HTTPResponse in
+        guard !Task.isCancelled else { throw .cancelled }
+        var context = context
+        context.attempt = attempt
+        let response = try await next.send(request, context: context)
+        if rules.retryableStatuses.contains(response.status) {
+          // A failure for the loop to judge; given back as a response when it ends there.
+          throw .status(response)
+        }
+        if (200..<400).contains(response.status) { rules.budget?.recordSuccess() }
+        return response
+      }
+    } catch .status(let response) {
+      if Task.isCancelled { throw .cancelled }
+      return response
+    } catch {
+      if Task.isCancelled || error.isCancellation { throw .cancelled }
+      throw error
+    }
+  }
+}
+
+extension NetworkHandler.RetryPolicy {
+  /// These HTTP rules as KilnQuery's retry policy for one request: the policy that Kiln's one
+  /// retry loop runs.
+  ///
+  /// - Parameters:
+  ///   - request: The request: its method and `Idempotency-Key` decide whether it is retried
+  ///     at all.
+  ///   - now: The current date, for a `Retry-After` given as an HTTP date.
+  /// - Returns: A policy whose `shouldRetry` applies the methods, statuses, transport errors
+  ///   and budget, and whose `delayOverride` honours `Retry-After` up to the cap.
+  public func retryPolicy(
+    for request: HTTPRequest, now: @escaping @Sendable () -> Date = Date.init
+  ) -> KilnQuery.RetryPolicy<NetworkError> {
+    let rules = self
+    let retriesRequest = allowsRetry(of: request)
+    var policy = KilnQuery.RetryPolicy<NetworkError>(
+      maxAttempts: maxAttempts, backoff: backoff, jitter: jitter,
+      shouldRetry: { error, _ in
+        retriesRequest && rules.isRetryable(error) && (rules.budget?.withdraw() ?? true)
+      })
+    if let maximumRetryAfter {
+      policy.delayOverride = { error, _ in
+        guard let response = error.response, let retryAfter = Self.retryAfter(in: response, now: now()) else {
+          return nil
+        }
+        return min(retryAfter, maximumRetryAfter)
+      }
+    }
+    return policy
+  }
+}
