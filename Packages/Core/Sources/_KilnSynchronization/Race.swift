@@ -1,11 +1,12 @@
 /// A one-shot meeting point: the first ``resolve(_:)`` wins, and one waiter gets its value.
 ///
-/// The building block of the operations that must return on time even when the work they
-/// started ignores cancellation (KilnQuery's `timeout` and `ParallelPriorityLoader`,
-/// KilnStorage's Postgres operation deadline): the work runs in unstructured tasks registered
-/// with ``track(_:)``, the caller waits here, and whatever resolves first — a result, a timer,
-/// the caller's cancellation — ends the wait and cancels every tracked task without waiting
-/// for it.
+/// Kiln's one cancellable one-shot wait, and the building block of the operations that must
+/// return on time even when the work they started ignores cancellation (KilnQuery's
+/// `timeout` and `ParallelPriorityLoader`, KilnNetwork's `AttemptTimeout` and its wait for a
+/// credential refresh, KilnStorage's Postgres operation deadline): the work runs in
+/// unstructured tasks registered with ``track(_:)``, the caller waits here, and whatever
+/// resolves first — a result, a timer, the caller's cancellation — ends the wait and cancels
+/// every tracked task without waiting for it.
 package final class Race<Value: Sendable>: Sendable {
   private struct State {
     var value: Value?
@@ -93,5 +94,22 @@ package final class Race<Value: Sendable>: Sendable {
       }
     )
     return await race.wait(orWhenCancelled: cancelled)
+  }
+
+  /// The value of `task`, or `cancelled()` as soon as the calling task is cancelled. The task
+  /// itself is not cancelled: others may be waiting for it too.
+  package static func value<Success: Sendable>(
+    of task: Task<Success, Never>,
+    orWhenCancelled cancelled: @escaping @Sendable () -> Value
+  ) async -> Value where Value == Success? {
+    let race = Race()
+    // Cancelling this forwarding task (once the race is resolved) leaves `task` running.
+    race.track(Task { race.resolve(await task.value) })
+    return await race.wait(orWhenCancelled: cancelled)
+  }
+
+  /// Suspends until the calling task is cancelled.
+  package static func untilCancelled() async where Value == Void {
+    await Race().wait(orWhenCancelled: {})
   }
 }

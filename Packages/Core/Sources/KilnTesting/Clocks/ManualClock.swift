@@ -1,5 +1,5 @@
 public import Foundation
-import KilnCore
+public import KilnCore
 import _KilnSynchronization
 
 /// A `Clock` whose time moves only when a test advances it.
@@ -22,7 +22,7 @@ import _KilnSynchronization
 /// The clock also keeps a wall-clock ``date`` that moves in step with ``now``, so one
 /// clock can drive both `Duration`-based sleeps and `Date`-based stamps: pass
 /// ``dateProvider`` where Kiln takes a `now: @Sendable () -> Date`.
-public final class ManualClock: Clock, Sendable {
+public final class ManualClock: DatedClock, Sendable {
   /// An instant of a ``ManualClock``: the time elapsed since the clock was created.
   public struct Instant: InstantProtocol, Hashable, Sendable, CustomStringConvertible {
     /// Time elapsed since the clock's start.

@@ -171,7 +171,7 @@ public final class AuthenticationInterceptor<Authenticator: KilnNetwork.Authenti
   /// The outcome of `refresh`, or ``NetworkError/cancelled`` as soon as the calling task is
   /// cancelled (the refresh itself runs on for the other requests).
   private static func wait(for refresh: Refresh) async throws(NetworkError) -> Result<Credential, AuthenticationError> {
-    let outcome = await CancellableWait.value(of: refresh)
+    let outcome = await Race.value(of: refresh, orWhenCancelled: { nil })
     guard let outcome else { throw .cancelled }
     return outcome
   }

@@ -92,7 +92,8 @@ public struct NetworkHandler: Sendable {
   ///   - deduplicatesRequests: Whether identical concurrent `GET`s share one request; `false`
   ///     by default.
   ///   - clock: The clock of waits and timeouts; the continuous clock by default.
-  ///   - now: The current date; `Date.init` by default.
+  ///   - now: The current date; by default the clock's own (`dateProvider(for: clock)`), so
+  ///     that a test advancing a `ManualClock` moves both.
   public init(
     transport: any Transport,
     storage: (any ResponseStore)? = nil,
@@ -108,8 +109,9 @@ public struct NetworkHandler: Sendable {
     decoder: any ResponseDecoder = JSONDecoder(),
     deduplicatesRequests: Bool = false,
     clock: any Clock<Duration> = ContinuousClock(),
-    now: @escaping @Sendable () -> Date = Date.init
+    now: (@Sendable () -> Date)? = nil
   ) {
+    let now = now ?? dateProvider(for: clock)
     self.transport = transport
     self.storage = storage
     self.httpCache = httpCache

@@ -1,4 +1,5 @@
 public import Foundation
+import KilnCore
 
 /// Sends a failed request again as a ``NetworkHandler/RetryPolicy`` says: the stage of the
 /// request pipeline that retries.
@@ -26,17 +27,17 @@ public struct Retrying: RequestMiddleware {
   /// - Parameters:
   ///   - policy: When failed requests are sent again.
   ///   - clock: The clock of the waits; the continuous clock by default.
-  ///   - now: The current date; `Date.init` by default.
+  ///   - now: The current date; by default the clock's own (`dateProvider(for: clock)`).
   /// - Precondition: The policy's `maxAttempts` is at least 1, as for every retry policy in
   ///   Kiln.
   public init(
     _ policy: NetworkHandler.RetryPolicy,
     clock: any Clock<Duration> = ContinuousClock(),
-    now: @escaping @Sendable () -> Date = Date.init
+    now: (@Sendable () -> Date)? = nil
   ) {
     self.policy = policy
     self.clock = clock
-    self.now = now
+    self.now = now ?? dateProvider(for: clock)
   }
 
   public func send(_ request: HTTPRequest, context: RequestContext, next: RequestNext) async throws(NetworkError)

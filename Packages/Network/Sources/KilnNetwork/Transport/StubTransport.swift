@@ -166,7 +166,7 @@ public final class StubTransport: Transport, Sendable {
         throw .cancelled
       }
     case .never:
-      await CancellableWait<Void>.untilCancelled()
+      await Race<Void>.untilCancelled()
       throw .cancelled
     }
     guard !Task.isCancelled else { throw .cancelled }

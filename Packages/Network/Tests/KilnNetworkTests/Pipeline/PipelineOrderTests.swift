@@ -1,4 +1,5 @@
 import Foundation
+import KilnCore
 import KilnNetwork
 import KilnStorage
 import KilnTesting
@@ -179,5 +180,38 @@ private struct Stubborn: Transport {
     // An unstructured task: the caller's cancellation does not reach it.
     await Task { try? await release.wait() }.value
     return HTTPResponse(status: 200)
+  }
+}
+
+@Suite("One source of time", .timeLimit(.minutes(1)))
+struct OneSourceOfTimeTests {
+  @Test("a handler given only a ManualClock dates Retry-After by that clock: advancing it moves both")
+  func retryAfterDateFollowsTheClock() async throws {
+    let clock = ManualClock()
+    let retryAt = HTTPDate.format(clock.date.addingTimeInterval(5))
+    let transport = StubTransport(replies: [.status(503, headers: ["Retry-After": retryAt]), .status(200)])
+    let handler = NetworkHandler(
+      transport: transport, retryPolicy: NetworkHandler.RetryPolicy(jitter: .none), clock: clock)
+    let response = Task { try await handler.request(TestAPI.item(id: 1)) }
+    await clock.waitForSleepers(count: 1)
+    clock.advance(by: .milliseconds(4999))
+    #expect(clock.sleeperCount == 1)
+    clock.advance(by: .milliseconds(1))
+    #expect(try await response.value.status == 200)
+  }
+
+  @Test("dateProvider(for:) follows any clock from the date it was made")
+  func anchoredProvider() {
+    struct Ticks: Clock {
+      let manual = ManualClock()
+      var now: ManualClock.Instant { manual.now }
+      var minimumResolution: Duration { .zero }
+      func sleep(until deadline: ManualClock.Instant, tolerance: Duration?) async throws {}
+    }
+    let clock = Ticks()
+    let now = dateProvider(for: clock)
+    let start = now()
+    clock.manual.advance(by: .seconds(90))
+    #expect(abs(now().timeIntervalSince(start) - 90) < 0.001)
   }
 }
