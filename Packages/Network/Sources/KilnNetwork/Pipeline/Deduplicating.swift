@@ -21,6 +21,18 @@ public struct Deduplicating: RequestMiddleware {
     flights.inFlightCount
   }
 
+  /// How many requests went down the chain since the stage was created: one per flight
+  /// (requests that are not shareable, such as a `POST`, are not counted).
+  public var startedCount: Int {
+    flights.startedCount
+  }
+
+  /// How many callers joined an identical request in flight instead of sending their own,
+  /// since the stage was created: the requests single flight saved.
+  public var joinedCount: Int {
+    flights.joinedCount
+  }
+
   /// The number of callers sharing the request in flight for `request` now (0 when none is).
   ///
   /// - Parameter request: The request, as it reaches this stage.

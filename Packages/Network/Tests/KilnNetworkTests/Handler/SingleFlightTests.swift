@@ -17,6 +17,10 @@ struct SingleFlightTests {
     clock.advance(by: .seconds(1))
     for task in tasks { #expect(try await task.value.id == 1) }
     #expect(transport.requestCount == 1)
+    let stage = try #require(handler.chain.first(Deduplicating.self))
+    #expect(stage.startedCount == 1)
+    #expect(stage.joinedCount == 9)
+    #expect(stage.inFlightCount == 0)
   }
 
   @Test("different URLs, POSTs and handlers without the option are not shared")

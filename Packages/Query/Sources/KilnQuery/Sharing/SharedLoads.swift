@@ -1,3 +1,4 @@
+import Synchronization
 import _KilnSynchronization
 
 /// A registry of loads in flight by key: single flight across many queries.
@@ -37,9 +38,22 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
   }
 
   private let flights = KilnMutex<[FlightKey: any Sendable & AnyObject]>([:])
+  private let started = Atomic<Int>(0)
+  private let joined = Atomic<Int>(0)
 
   /// Creates an empty registry.
   public init() {}
+
+  /// How many loads callers started since the registry was created: one per flight.
+  public var startedCount: Int {
+    started.load(ordering: .relaxed)
+  }
+
+  /// How many callers joined a load already in flight instead of starting one, since the
+  /// registry was created: the loads single flight saved.
+  public var joinedCount: Int {
+    joined.load(ordering: .relaxed)
+  }
 
   /// The number of loads in flight now, across all keys.
   public var inFlightCount: Int {
@@ -101,6 +115,11 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
       let admission = SharedFlight.admit(to: flights[flightKey] as? SharedFlight)
       if admission.isNew { flights[flightKey] = admission.flight }
       return admission
+    }
+    if admission.isNew {
+      started.add(1, ordering: .relaxed)
+    } else {
+      joined.add(1, ordering: .relaxed)
     }
     if admission.isNew {
       admission.flight.start(
