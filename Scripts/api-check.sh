@@ -48,7 +48,7 @@
 # Products that share a baseline commit are compared in one invocation. Build logs go to
 # .build-api/logs.
 #
-# Needs the full history (a shallow clone has no VERSION history: it fails with a hint).
+# Needs the full history: a shallow clone is unshallowed first (git fetch), or the run fails.
 # Exits 0 when every product passes, 1 on a disallowed break or a failure, 2 on bad usage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -78,8 +78,11 @@ baselines=$scratch/baselines/${toolchain:-unknown}
 mkdir -p "$logs" "$baselines"
 
 if [[ $(git rev-parse --is-shallow-repository) == true ]]; then
-  echo "api-check: this is a shallow clone, which has no VERSION history; run git fetch --unshallow"
-  exit 1
+  echo "api-check: a shallow clone has no VERSION history; fetching it (git fetch --unshallow)"
+  if ! git fetch --quiet --unshallow; then
+    echo "api-check: git fetch --unshallow failed: clone the repository with its history"
+    exit 1
+  fi
 fi
 
 digester=$(command -v swift-api-digester || true)
