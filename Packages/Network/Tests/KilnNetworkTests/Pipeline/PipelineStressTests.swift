@@ -1,8 +1,8 @@
 import Foundation
-import Synchronization
 import KilnNetwork
 import KilnStorage
 import KilnTesting
+import Synchronization
 import Testing
 
 /// Bearer "token-<n>"; a refresh adds one.
