@@ -137,4 +137,7 @@ let benchmarks: @Sendable () -> Void = {
       }
     }
   }
+
+  // The request pipeline with every stage (PipelineBenchmarks.swift).
+  pipelineBenchmarks()
 }

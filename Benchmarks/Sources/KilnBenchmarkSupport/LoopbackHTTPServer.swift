@@ -3,8 +3,9 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-/// A minimal HTTP/1.1 server on loopback that answers every request with the same `200`
-/// response: a fixed body, its `Content-Length` and `Content-Type`, the connection kept alive.
+/// A minimal HTTP/1.1 server on loopback that answers every request, whatever its path, with
+/// the same `200` response: a fixed body, its `Content-Length` and `Content-Type` (and any
+/// further fields given), the connection kept alive.
 ///
 /// It exists so that network benchmarks measure real HTTP over real sockets without any
 /// server-side work worth mentioning; both sides of a comparison talk to the same server.
@@ -26,14 +27,19 @@ public final class LoopbackHTTPServer: Sendable {
   /// - Parameters:
   ///   - body: The body of every response.
   ///   - contentType: Its `Content-Type`.
+  ///   - headers: Further header fields of every response, such as `Cache-Control`; none by
+  ///     default.
   /// - Returns: The running server.
   /// - Throws: When the port cannot be bound.
-  public static func start(body: Data, contentType: String = "application/json") throws -> LoopbackHTTPServer {
+  public static func start(
+    body: Data, contentType: String = "application/json", headers extraHeaders: [(String, String)] = []
+  ) throws -> LoopbackHTTPServer {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     let bytes = [UInt8](body)
     var headers = HTTPHeaders()
     headers.add(name: "Content-Type", value: contentType)
     headers.add(name: "Content-Length", value: String(bytes.count))
+    for (name, value) in extraHeaders { headers.add(name: name, value: value) }
     let fixedHeaders = headers
     do {
       let channel = try ServerBootstrap(group: group)
