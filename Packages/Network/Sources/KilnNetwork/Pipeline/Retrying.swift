@@ -88,13 +88,8 @@ extension NetworkHandler.RetryPolicy {
       shouldRetry: { error, _ in
         retriesRequest && rules.isRetryable(error) && (rules.budget?.withdraw() ?? true)
       })
-    if let maximumRetryAfter {
-      policy.delayOverride = { error, _ in
-        guard let response = error.response, let retryAfter = Self.retryAfter(in: response, now: now()) else {
-          return nil
-        }
-        return min(retryAfter, maximumRetryAfter)
-      }
+    if maximumRetryAfter != nil {
+      policy.delayOverride = { error, _ in rules.cappedRetryAfter(after: error, now: now()) }
     }
     return policy
   }

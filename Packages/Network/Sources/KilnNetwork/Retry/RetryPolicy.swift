@@ -160,12 +160,16 @@ extension NetworkHandler {
     ///   - attempt: The number of the attempt that failed, from 1.
     ///   - now: The current date, for a `Retry-After` given as an HTTP date.
     public func delay(after error: NetworkError, attempt: Int, now: Date) -> Duration {
-      if let maximumRetryAfter, let response = error.response,
+      cappedRetryAfter(after: error, now: now) ?? jitter.apply(to: backoff.delay(beforeRetry: attempt))
+    }
+
+    /// The wait the failed response asks for, capped at ``maximumRetryAfter``; `nil` when
+    /// there is none or `Retry-After` is ignored.
+    func cappedRetryAfter(after error: NetworkError, now: Date) -> Duration? {
+      guard let maximumRetryAfter, let response = error.response,
         let retryAfter = Self.retryAfter(in: response, now: now)
-      {
-        return min(retryAfter, maximumRetryAfter)
-      }
-      return jitter.apply(to: backoff.delay(beforeRetry: attempt))
+      else { return nil }
+      return min(retryAfter, maximumRetryAfter)
     }
 
     /// The wait a response asks for in its `Retry-After` header (RFC 9110 §10.2.3): a number of
