@@ -6,8 +6,11 @@
 #
 # Builds in .build-tsan with -DKILN_TSAN, which makes Kiln's locks (KilnMutex) visible to
 # TSan: the standard library's Mutex is futex-based on Linux, and TSan would otherwise
-# report every critical section as a race. Any TSan report fails the run, except the known
-# false positives listed, each with its reason, in Scripts/lib/tsan-suppressions.txt.
+# report every critical section as a race. Without arguments each test target runs in a
+# process of its own, as under Scripts/asan.sh: every suite at once in one process under
+# TSan starved the wire-fault tests' URLSession exchanges past their 1–2 s timeouts. Any
+# TSan report fails the run, except the known false positives listed, each with its reason,
+# in Scripts/lib/tsan-suppressions.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib/common.sh
@@ -19,4 +22,5 @@ kiln_run_sanitized --flags "--sanitize=thread --scratch-path .build-tsan -Xswift
   --options "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/Scripts/lib/tsan-suppressions.txt ${TSAN_OPTIONS:-}" \
   --timeout "${KILN_TSAN_TIMEOUT:-2400}" \
   --show "^(✘|✔ Test run|ThreadSanitizer|WARNING: ThreadSanitizer|SUMMARY)" \
-  --report "WARNING: ThreadSanitizer" --context "-A40" --found "Thread Sanitizer found a race" -- "$@"
+  --report "WARNING: ThreadSanitizer" --context "-A40" --found "Thread Sanitizer found a race" \
+  --suites "$kiln_test_targets" -- "$@"

@@ -1,5 +1,8 @@
 # Shared helpers for Kiln's scripts. Source it; do not run it.
 
+# Every test target, in the order the sanitizer scripts run them one process each.
+kiln_test_targets="KilnCoreTests KilnTestingTests KilnQueryTests KilnStorageTests KilnNetworkTests KilnRepositoryTests KilnDispatchTests KilnIntegrationTests"
+
 # Runs a command as root: directly when we are root, through sudo otherwise.
 kiln_as_root() {
   if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi
