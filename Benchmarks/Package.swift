@@ -19,8 +19,13 @@ let package = Package(
   platforms: [.macOS(.v15)],
   dependencies: [
     // The PostgreSQL trait for PostgresBenchmarks (PostgresStore against PostgresClient), the
-    // AsyncHTTPClient trait for NetworkBenchmarks (AsyncHTTPClientTransport).
-    .package(name: "Kiln", path: "..", traits: ["PostgreSQL", "AsyncHTTPClient"]),
+    // AsyncHTTPClient trait for NetworkBenchmarks (AsyncHTTPClientTransport), the OpenAPI trait
+    // for OpenAPIBenchmarks (OpenAPIClientTransport).
+    .package(name: "Kiln", path: "..", traits: ["PostgreSQL", "AsyncHTTPClient", "OpenAPI"]),
+    // OpenAPIBenchmarks' baseline: the generated client over swift-openapi-async-http-client.
+    .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+    .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
+    .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     // The loopback HTTP server of NetworkBenchmarks (KilnBenchmarkSupport.LoopbackHTTPServer).
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
@@ -71,7 +76,24 @@ let package = Package(
         path: "Benchmarks/PostgresBenchmarks",
         exclude: ["targets.tsv"],
         plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-      )
+      ),
+      // A client generated from the OpenAPI tests' document (Scripts/openapi-generate.sh copies
+      // it into Generated/, wrapped in `#if OpenAPI`, hence the define).
+      .executableTarget(
+        name: "OpenAPIBenchmarks",
+        dependencies: [
+          "KilnBenchmarkSupport",
+          .product(name: "Benchmark", package: "benchmark"),
+          .product(name: "KilnNetwork", package: "Kiln"),
+          .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+          .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+          .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        ],
+        path: "Benchmarks/OpenAPIBenchmarks",
+        exclude: ["targets.tsv"],
+        swiftSettings: [.define("OpenAPI")],
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+      ),
     ],
   swiftLanguageModes: [.v6]
 )

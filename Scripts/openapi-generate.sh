@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Regenerates the OpenAPI client of KilnNetwork's OpenAPI tests (trait OpenAPI) from
+# Regenerates the OpenAPI client of KilnNetwork's OpenAPI tests (trait OpenAPI) and of
+# Benchmarks' OpenAPIBenchmarks (the same client, compiled there with `-D OpenAPI`) from
 # Packages/Network/Tests/KilnNetworkTests/OpenAPI/openapi.yaml and its generator
 # configuration, with apple/swift-openapi-generator built in a throwaway package of its own
 # (never a build plugin of Kiln's manifest, so building Kiln needs no generator).
 #
-#   Scripts/openapi-generate.sh           write OpenAPI/Generated/*.swift
+#   Scripts/openapi-generate.sh           write the Generated/*.swift of both folders
 #   Scripts/openapi-generate.sh --check   fail when the committed files are not what the
 #                                         document generates (nothing is written)
 #
@@ -23,7 +24,7 @@ scratch=${KILN_OPENAPI_GENERATOR_SCRATCH:-.build-openapi-generator}
 folder=Packages/Network/Tests/KilnNetworkTests/OpenAPI
 document=$folder/openapi.yaml
 config=$folder/openapi-generator-config.yaml
-generated=$folder/Generated
+outputs=("$folder/Generated" Benchmarks/Benchmarks/OpenAPIBenchmarks/Generated)
 
 check=0
 case ${1:-} in
@@ -94,16 +95,20 @@ for file in "$work/out"/*.swift; do
   { echo "// swift-format-ignore-file"; cat "$file"; } >"$file.tmp" && mv "$file.tmp" "$file"
 done
 
-if [[ $check -eq 1 ]]; then
-  if diff -r -u "$generated" "$work/out"; then
-    echo "the generated client is up to date"
+status=0
+for generated in "${outputs[@]}"; do
+  if [[ $check -eq 1 ]]; then
+    if diff -r -u "$generated" "$work/out"; then
+      echo "$generated is up to date"
+    else
+      echo "$generated is out of date: run Scripts/openapi-generate.sh"
+      status=1
+    fi
   else
-    echo "the generated client is out of date: run Scripts/openapi-generate.sh"
-    exit 1
+    mkdir -p "$generated"
+    rm -f "$generated"/*.swift
+    cp "$work/out"/*.swift "$generated/"
+    echo "wrote $(ls "$work/out" | wc -l) files to $generated"
   fi
-else
-  mkdir -p "$generated"
-  rm -f "$generated"/*.swift
-  cp "$work/out"/*.swift "$generated/"
-  echo "wrote $(ls "$work/out" | wc -l) files to $generated"
-fi
+done
+exit $status
