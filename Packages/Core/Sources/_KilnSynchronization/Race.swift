@@ -71,7 +71,8 @@ package final class Race<Value: Sendable>: Sendable {
   /// Runs `operation` within `limit`: its value, `timedOut()` when it has not finished after
   /// `limit` on `clock`, or `cancelled()` at once when the calling task is cancelled.
   ///
-  /// The operation and the timer run in unstructured tasks; the loser is cancelled and left to
+  /// The operation and the timer run in unstructured tasks (the operation's starts immediately,
+  /// on the calling thread until it first suspends); the loser is cancelled and left to
   /// end on its own, so an operation that ignores cancellation never holds the caller past
   /// the limit (a task group would wait for it).
   package static func run(
@@ -82,18 +83,58 @@ package final class Race<Value: Sendable>: Sendable {
     cancelled: @escaping @Sendable () -> Value
   ) async -> Value {
     let race = Race()
-    race.track(Task { race.resolve(await operation()) })
-    race.track(
-      Task {
-        do {
-          try await clock.sleep(for: limit)
-          race.resolve(timedOut())
-        } catch {
-          // Cancelled: the operation finished first, or the caller was cancelled.
+    race.track(immediateTask { race.resolve(await operation()) })
+    // An operation that finished before it first suspended needs no timer.
+    if !race.isResolved {
+      race.track(
+        Task {
+          do {
+            try await clock.sleep(for: limit)
+            race.resolve(timedOut())
+          } catch {
+            // Cancelled: the operation finished first, or the caller was cancelled.
+          }
         }
-      }
-    )
+      )
+    }
     return await race.wait(orWhenCancelled: cancelled)
+  }
+
+  /// Runs `operation` within the limit of `deadlines`: its value, `timedOut()` when it has not
+  /// finished when its deadline passes, or `cancelled()` at once when the calling task is
+  /// cancelled.
+  ///
+  /// ``run(within:clock:_:timedOut:cancelled:)`` with a shared timer: the operation runs in an
+  /// unstructured task started immediately, and no task sleeps for this call alone.
+  package static func run(
+    within deadlines: any Deadlines,
+    _ operation: @escaping @Sendable () async -> Value,
+    timedOut: @escaping @Sendable () -> Value,
+    cancelled: @escaping @Sendable () -> Value
+  ) async -> Value {
+    let race = Race()
+    race.track(immediateTask { race.resolve(await operation()) })
+    // An operation that finished before it first suspended needs no deadline.
+    if race.isResolved { return await race.wait(orWhenCancelled: cancelled) }
+    let ticket = deadlines.schedule { race.resolve(timedOut()) }
+    let value = await race.wait(orWhenCancelled: cancelled)
+    deadlines.cancel(ticket)
+    return value
+  }
+
+  /// Whether the race is resolved.
+  package var isResolved: Bool {
+    state.withLock { $0.value != nil }
+  }
+
+  /// A task that starts immediately, running on the calling thread until it first suspends
+  /// (`Task.immediate`), where the platform has it; a plain task elsewhere.
+  package static func immediateTask(_ operation: sending @escaping @isolated(any) () async -> Void) -> Task<Void, Never>
+  {
+    if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
+      return Task.immediate(operation: operation)
+    }
+    return Task(operation: operation)
   }
 
   /// The value of `task`, or `cancelled()` as soon as the calling task is cancelled. The task

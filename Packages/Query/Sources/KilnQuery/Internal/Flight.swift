@@ -3,7 +3,8 @@ public import _KilnSynchronization
 
 /// One load shared by every caller that joins it while it runs.
 ///
-/// The load runs in its own unstructured task, so that cancelling one waiter never cancels
+/// The load runs in its own unstructured task (started immediately, on the caller's thread
+/// until it first suspends), so that cancelling one waiter never cancels
 /// it; it is cancelled only when its last interested waiter is (see ``FlightStateMachine``).
 /// Each waiter first joins (``join()``), then awaits the outcome (``wait(_:)``).
 ///
@@ -115,7 +116,9 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
     return Admission(flight: flight, slot: slot, isNew: true, predecessor: current)
   }
 
-  /// Starts the load in a new task, once `predecessor` has ended.
+  /// Starts the load in a new task, once `predecessor` has ended. The task starts immediately
+  /// (`Task.immediate`, where the platform has it): it runs on the calling thread until it
+  /// first suspends.
   ///
   /// - Parameters:
   ///   - predecessor: The flight the registry held before this one — abandoned, but maybe still
@@ -137,7 +140,7 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
       state.withLock { $0.waitForPredecessor() }
     }
     let priority = Task.currentPriority
-    let task = Task {
+    let body: @Sendable () async -> Void = {
       let outcome: Output
       if let predecessor, let inherited = await self.inheritedOutcome(after: predecessor) {
         outcome = inherited
@@ -147,6 +150,15 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
       self.finish(outcome)
       onFinish(self)
       FlightProbe.report(.ended)
+    }
+    // Started immediately: the load runs on the caller's thread until it first suspends, so
+    // a load that never suspends (a cache hit) has its outcome before the caller waits, and
+    // one that does saves the hop to a new task's first job.
+    let task: Task<Void, Never>
+    if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
+      task = Task.immediate(operation: body)
+    } else {
+      task = Task(operation: body)
     }
     switch state.withLock({ $0.started(task, priority: priority) }) {
     case .none: break
