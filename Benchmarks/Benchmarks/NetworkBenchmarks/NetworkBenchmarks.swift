@@ -140,4 +140,6 @@ let benchmarks: @Sendable () -> Void = {
 
   // The request pipeline with every stage (PipelineBenchmarks.swift).
   pipelineBenchmarks()
+  // What each stage costs on its own (StageCostBenchmarks.swift).
+  stageCostBenchmarks()
 }

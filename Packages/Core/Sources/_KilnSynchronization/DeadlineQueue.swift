@@ -31,16 +31,18 @@ package struct DeadlineTicket: Sendable, Hashable {
 
 /// Makes the deadline queue of `limit` on `clock`.
 package func makeDeadlines(limit: Duration, clock: any Clock<Duration>) -> any Deadlines {
-  func open<C: Clock<Duration>>(_ clock: C) -> any Deadlines {
-    DeadlineQueue(limit: limit, clock: clock)
-  }
-  return open(clock)
+  DeadlineQueue(limit: limit, clock: clock)
 }
 
-/// ``Deadlines`` on a clock of type `C`.
-package final class DeadlineQueue<C: Clock<Duration>>: Deadlines {
+/// ``Deadlines`` on any clock.
+///
+/// Not generic over its clock: deadlines are kept as durations since the queue was made, and
+/// the clock is reached through two closures made once, so that scheduling and cancelling run
+/// no generic code (unspecialised generic code looked up type metadata on every call).
+package final class DeadlineQueue: Deadlines {
   private struct Entry {
-    let deadline: C.Instant
+    /// The deadline, as the time since the queue was made.
+    let deadline: Duration
     let id: UInt64
     /// `nil` once called or cancelled.
     var action: (@Sendable () -> Void)?
@@ -70,13 +72,25 @@ package final class DeadlineQueue<C: Clock<Duration>>: Deadlines {
   }
 
   package let limit: Duration
-  private let clock: C
+  /// The time on the clock since the queue was made.
+  private let elapsed: @Sendable () -> Duration
+  /// Sleeps on the clock until the given time since the queue was made.
+  private let sleep: @Sendable (Duration) async throws -> Void
   private let state = KilnMutex(State())
 
   /// Creates a queue of deadlines `limit` from when each is scheduled, measured on `clock`.
-  package init(limit: Duration, clock: C) {
+  package init(limit: Duration, clock: any Clock<Duration>) {
     self.limit = limit
-    self.clock = clock
+    func measure<C: Clock<Duration>>(
+      on clock: C
+    ) -> (@Sendable () -> Duration, @Sendable (Duration) async throws -> Void) {
+      let origin = clock.now
+      return (
+        { origin.duration(to: clock.now) },
+        { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
+      )
+    }
+    (elapsed, sleep) = measure(on: clock)
   }
 
   /// The number of deadlines scheduled and neither called nor cancelled.
@@ -92,8 +106,8 @@ package final class DeadlineQueue<C: Clock<Duration>>: Deadlines {
   package func schedule(_ action: @escaping @Sendable () -> Void) -> DeadlineTicket {
     let (ticket, startsTimer) = state.withLock { state in
       state.nextID += 1
-      // Read under the lock, so that the entries' instants are in order.
-      state.entries.append(Entry(deadline: clock.now.advanced(by: limit), id: state.nextID, action: action))
+      // Read under the lock, so that the entries' deadlines are in order.
+      state.entries.append(Entry(deadline: elapsed() + limit, id: state.nextID, action: action))
       defer { state.isRunning = true }
       return (DeadlineTicket(id: state.nextID), !state.isRunning)
     }
@@ -128,8 +142,8 @@ package final class DeadlineQueue<C: Clock<Duration>>: Deadlines {
   private func runTimer() async {
     while true {
       var due: [@Sendable () -> Void] = []
-      let next: C.Instant? = state.withLock { state in
-        let now = clock.now
+      let next: Duration? = state.withLock { state in
+        let now = elapsed()
         while state.head < state.entries.count {
           let entry = state.entries[state.head]
           if let action = entry.action {
@@ -149,7 +163,7 @@ package final class DeadlineQueue<C: Clock<Duration>>: Deadlines {
       for action in due { action() }
       guard let next else { return }
       // Never cancelled: the task ends when no deadline is left.
-      try? await clock.sleep(until: next, tolerance: nil)
+      try? await sleep(next)
     }
   }
 }

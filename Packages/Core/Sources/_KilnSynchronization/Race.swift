@@ -8,17 +8,26 @@
 /// resolves first — a result, a timer, the caller's cancellation — ends the wait and cancels
 /// every tracked task without waiting for it.
 package final class Race<Value: Sendable>: Sendable {
-  private struct State {
-    var value: Value?
-    var continuation: UnsafeContinuation<Value, Never>?
-    var tasks: [Task<Void, Never>] = []
+  // Internal rather than private, and the methods below inlinable, so that a race
+  // specialises in the caller's module for its `Value`: unspecialised, every lock and
+  // continuation looked up type metadata.
+  @usableFromInline
+  struct State {
+    @usableFromInline var value: Value?
+    @usableFromInline var continuation: UnsafeContinuation<Value, Never>?
+    @usableFromInline var tasks: [Task<Void, Never>] = []
+
+    @inlinable
+    init() {}
   }
 
-  private let state = KilnMutex(State())
+  @usableFromInline let state = KilnMutex(State())
 
+  @inlinable
   package init() {}
 
   /// Tracks a task to cancel once the race is resolved (at once if it already is).
+  @inlinable
   package func track(_ task: Task<Void, Never>) {
     let resolved = state.withLock { state in
       if state.value != nil { return true }
@@ -31,6 +40,7 @@ package final class Race<Value: Sendable>: Sendable {
   /// Resolves the race with `value` unless it already is.
   ///
   /// - Returns: `true` when this call resolved it.
+  @inlinable
   @discardableResult
   package func resolve(_ value: Value) -> Bool {
     let outcome: (UnsafeContinuation<Value, Never>?, [Task<Void, Never>])? = state.withLock { state in
@@ -52,6 +62,7 @@ package final class Race<Value: Sendable>: Sendable {
   /// with `cancelled()`.
   ///
   /// - Important: Only one task may wait.
+  @inlinable
   package func wait(orWhenCancelled cancelled: @escaping @Sendable () -> Value) async -> Value {
     await withTaskCancellationHandler {
       await withUnsafeContinuation { (continuation: UnsafeContinuation<Value, Never>) in
@@ -106,6 +117,7 @@ package final class Race<Value: Sendable>: Sendable {
   ///
   /// ``run(within:clock:_:timedOut:cancelled:)`` with a shared timer: the operation runs in an
   /// unstructured task started immediately, and no task sleeps for this call alone.
+  @inlinable
   package static func run(
     within deadlines: any Deadlines,
     _ operation: @escaping @Sendable () async -> Value,
@@ -123,12 +135,14 @@ package final class Race<Value: Sendable>: Sendable {
   }
 
   /// Whether the race is resolved.
+  @inlinable
   package var isResolved: Bool {
     state.withLock { $0.value != nil }
   }
 
   /// A task that starts immediately, running on the calling thread until it first suspends
   /// (`Task.immediate`), where the platform has it; a plain task elsewhere.
+  @inlinable
   package static func immediateTask(_ operation: sending @escaping @isolated(any) () async -> Void) -> Task<Void, Never>
   {
     if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {

@@ -111,11 +111,11 @@ public struct CacheControl: Sendable, Hashable {
     for element in elements {
       let name: String
       var argument: String?
-      if let equals = element.firstIndex(of: "=") {
+      if let equals = element.utf8.firstIndex(of: UInt8(ascii: "=")) {
         // No whitespace around `=` in the grammar: `max-age =60` names another directive and
         // `max-age= 60` has an invalid argument.
         name = HTTPHeaders.canonicalName(String(element[..<equals]))
-        argument = Self.unquote(String(element[element.index(after: equals)...]))
+        argument = Self.unquote(String(element[element.utf8.index(after: equals)...]))
       } else {
         name = HTTPHeaders.canonicalName(element)
       }

@@ -56,7 +56,7 @@ public final class HTTPCache: Sendable {
   /// The store key of `url`: the URL without its fragment.
   public static func key(for url: URL) -> String {
     let text = url.absoluteString
-    guard let hash = text.firstIndex(of: "#") else { return text }
+    guard let hash = text.utf8.firstIndex(of: UInt8(ascii: "#")) else { return text }
     return String(text[..<hash])
   }
 

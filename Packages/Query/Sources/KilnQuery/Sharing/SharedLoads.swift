@@ -1,5 +1,6 @@
-import Synchronization
-import _KilnSynchronization
+// Public: the load path is inlinable, so its lock and counters are specialised in the caller's module.
+public import Synchronization
+public import _KilnSynchronization
 
 /// A registry of loads in flight by key: single flight across many queries.
 ///
@@ -32,14 +33,22 @@ import _KilnSynchronization
 ///   tell two different queries apart, and a caller may get the result of a query built by
 ///   another caller with the same key.
 public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
-  private struct FlightKey: Hashable, Sendable {
-    let key: Key
-    let output: ObjectIdentifier
+  @usableFromInline
+  struct FlightKey: Hashable, Sendable {
+    @usableFromInline let key: Key
+    @usableFromInline let output: ObjectIdentifier
+
+    @inlinable
+    init(key: Key, output: ObjectIdentifier) {
+      self.key = key
+      self.output = output
+    }
   }
 
-  private let flights = KilnMutex<[FlightKey: any Sendable & AnyObject]>([:])
-  private let started = Atomic<Int>(0)
-  private let joined = Atomic<Int>(0)
+  // Internal rather than private, for the inlinable load path (see `outcome(for:using:)`).
+  @usableFromInline let flights = KilnMutex<[FlightKey: any Sendable & AnyObject]>([:])
+  @usableFromInline let started = Atomic<Int>(0)
+  @usableFromInline let joined = Atomic<Int>(0)
 
   /// Creates an empty registry.
   public init() {}
@@ -79,6 +88,7 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
   /// - Returns: The value loaded by the flight this call joined.
   /// - Throws: The flight's failure; `CancellationError` when `Failure` can hold it and this
   ///   caller's task is cancelled.
+  @inlinable
   public func load<Upstream: Query>(
     _ key: Key,
     using query: Upstream
@@ -103,7 +113,12 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
     return (flight as? Flight<Success, Failure>)?.waitsForPredecessor ?? false
   }
 
-  @usableFromInline
+  /// What ``load(_:using:)`` returns, as a `Result`.
+  ///
+  /// `@inlinable`, with ``Flight``'s join path, so that it specialises in the caller's module
+  /// for the caller's query: unspecialised, a quarter of a shared load (KilnNetwork's
+  /// `Deduplicating`) went to generic metadata lookups.
+  @inlinable
   func outcome<Upstream: Query>(
     for key: Key,
     using query: Upstream
@@ -131,7 +146,8 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
     return await admission.flight.wait(admission.slot)
   }
 
-  private func remove(_ flight: AnyObject, for key: FlightKey) {
+  @inlinable
+  func remove(_ flight: AnyObject, for key: FlightKey) {
     flights.withLock { flights in
       if flights[key] === flight { flights[key] = nil }
     }
