@@ -29,6 +29,21 @@ struct CacheControlTests {
     #expect(!qualifiedPrivate.isPrivate && qualifiedPrivate.privateFields == ["x-user"] && qualifiedPrivate.noCache)
   }
 
+  @Test("bytes outside ASCII: extensions keep them whole, escapes and OWS around them are read as octets")
+  func nonASCII() {
+    // Tabs and spaces trimmed next to multi-byte characters; an escaped quote inside a quoted
+    // argument, followed by a multi-byte character, does not end it.
+    let directives = CacheControl(parsing: "\tx-émoji=\"🔥, \\\"ü\" ,max-age=7, x-tail=ä\t")
+    #expect(directives.maxAge == 7)
+    #expect(directives.directives.map(\.name) == ["x-émoji", "max-age", "x-tail"])
+    #expect(directives.directives.first?.argument == "🔥, \"ü")
+    #expect(directives.directives.last?.argument == "ä")
+    // A comma followed by a combining mark is a comma: the grammar is written in octets.
+    let combining = CacheControl(parsing: "no-store,\u{301}x-mark")
+    #expect(combining.noStore)
+    #expect(combining.directives.map(\.name) == ["no-store", "\u{301}x-mark"])
+  }
+
   @Test("a directive given twice keeps its first value, across field lines too")
   func duplicates() {
     #expect(CacheControl(parsing: "max-age=60, max-age=1").maxAge == 60)
