@@ -60,6 +60,25 @@ struct StoreFlowableTests {
     await subscriber.cancel()
   }
 
+  @Test("a store with an entry lifetime of its own keeps the content past it: stale, shown while refreshing")
+  func storeLifetimeLosesNothing() async throws {
+    // A MemoryCache with its default one-hour lifetime, as a new user writes it.
+    let hourly = MemoryCache<String, Int>(now: date.provider)
+    #expect(hourly.entryLifetime == .seconds(3600))
+    let cacher = StoreCacher(store: hourly, expiration: .seconds(60), now: date.provider)
+    try await cacher.saveData(5, param: "a")
+    date.advance(by: .seconds(3 * 3600))
+    #expect(hourly["a"] == 5, "the store dropped the content after its own lifetime")
+    #expect(try await cacher.loadCachedData(param: "a")?.data == 5)
+    let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: "a")
+    let subscriber = Subscriber(flowable.publish())
+    await fetcher.calls.wait(untilAtLeast: 1)
+    #expect(await subscriber.wait(for: 1) == [.loading(content: 5)])
+    fetcher.succeed(0, 9)
+    #expect(await subscriber.wait(for: 2) == [.loading(content: 5), completed(9)])
+    await subscriber.cancel()
+  }
+
   @Test("no cache and a failing fetch: loading(nil), error; the sequence stays open and validate() recovers")
   func failureThenValidate() async {
     let subscriber = Subscriber(flowable.publish())

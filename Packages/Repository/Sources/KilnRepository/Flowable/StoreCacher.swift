@@ -8,9 +8,11 @@ public import Foundation
 /// let tiered = StoreCacher(store: TieredCache(memory: MemoryCache(entryLifetime: nil), disk: disk))
 /// ```
 ///
-/// - Important: Give the store no entry lifetime of its own (`entryLifetime: nil`): a store
-///   that drops old entries drops the stale content the repository shows while it
-///   refreshes. Expiry is the cacher's ``expiration``.
+/// Expiry is the cacher's ``expiration``, never the store's: every entry is written with no
+/// expiry (`Date.distantFuture`), so a store with an entry lifetime of its own — such as a
+/// `MemoryCache` made with its default one-hour lifetime — does not drop the stale content
+/// the repository shows while it refreshes. Content leaves the store when it is replaced,
+/// cleared or evicted by the store's limits (a `countLimit` or `costLimit`).
 public final class StoreCacher<Param: Hashable & Sendable, Data: Sendable>: Cacher {
   /// The store holding the data.
   public let store: any KeyValueStore<Param, Data>
@@ -56,7 +58,8 @@ public final class StoreCacher<Param: Hashable & Sendable, Data: Sendable>: Cach
   /// Stores (or removes, with `nil`) the data of `param`.
   public func saveData(_ data: Data?, param: Param) async throws {
     if let data {
-      try await store.setValue(data, forKey: param, expiresAt: nil)
+      // Never `nil`, which would apply the store's own entry lifetime (see the type's docs).
+      try await store.setValue(data, forKey: param, expiresAt: .distantFuture)
     } else {
       try await store.removeValue(forKey: param)
     }
