@@ -26,5 +26,5 @@ kiln_run_sanitized --flags "--sanitize=address --scratch-path .build-asan --enab
   --build-flags "$build_flags" --options "ASAN_OPTIONS=detect_leaks=0 halt_on_error=1 ${ASAN_OPTIONS:-}" \
   --timeout "${KILN_ASAN_TIMEOUT:-2400}" --show "^(✘|✔ Test run|==[0-9]+==ERROR|SUMMARY: AddressSanitizer)" \
   --report "ERROR: AddressSanitizer" --context "-B2 -A60" --found "AddressSanitizer found a memory error" \
-  --suites "$kiln_test_targets" \
+  --suites "$kiln_sanitizer_runs" \
   -- "$@"

@@ -23,4 +23,4 @@ kiln_run_sanitized --flags "--sanitize=thread --scratch-path .build-tsan -Xswift
   --timeout "${KILN_TSAN_TIMEOUT:-2400}" \
   --show "^(✘|✔ Test run|ThreadSanitizer|WARNING: ThreadSanitizer|SUMMARY)" \
   --report "WARNING: ThreadSanitizer" --context "-A40" --found "Thread Sanitizer found a race" \
-  --suites "$kiln_test_targets" -- "$@"
+  --suites "$kiln_sanitizer_runs" -- "$@"
