@@ -76,11 +76,13 @@ private func isToken(_ name: String) -> Bool {
     }
 }
 
+/// `argument` with a backslash before each quote and backslash byte: the grammar is octets,
+/// so a quote followed by a combining mark (one `Character`) is escaped too.
 private func escaped(_ argument: String) -> String {
-  var result = ""
-  for character in argument {
-    if character == "\"" || character == "\\" { result.append("\\") }
-    result.append(character)
+  var result: [UInt8] = []
+  for byte in argument.utf8 {
+    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { result.append(UInt8(ascii: "\\")) }
+    result.append(byte)
   }
-  return result
+  return String(decoding: result, as: UTF8.self)
 }

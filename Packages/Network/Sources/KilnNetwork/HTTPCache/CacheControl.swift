@@ -177,19 +177,25 @@ public struct CacheControl: Sendable, Hashable {
   }
 
   private static func unquote(_ text: String) -> String {
-    guard text.utf8.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") else { return text }
-    var result = ""
+    // Bytes, as `HTTPHeaders.splitList` reads them: a quote followed by a combining mark is
+    // one `Character`, but still the quote that opened the quoted string.
+    let bytes = text.utf8
+    guard bytes.count >= 2, bytes.first == UInt8(ascii: "\""), bytes.last == UInt8(ascii: "\"") else {
+      return text
+    }
+    var result: [UInt8] = []
+    result.reserveCapacity(bytes.count - 2)
     var escaped = false
-    for character in text.dropFirst().dropLast() {
+    for byte in bytes.dropFirst().dropLast() {
       if escaped {
-        result.append(character)
+        result.append(byte)
         escaped = false
-      } else if character == "\\" {
+      } else if byte == UInt8(ascii: "\\") {
         escaped = true
       } else {
-        result.append(character)
+        result.append(byte)
       }
     }
-    return result
+    return String(decoding: result, as: UTF8.self)
   }
 }

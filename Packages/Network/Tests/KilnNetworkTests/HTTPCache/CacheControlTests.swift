@@ -42,6 +42,12 @@ struct CacheControlTests {
     let combining = CacheControl(parsing: "no-store,\u{301}x-mark")
     #expect(combining.noStore)
     #expect(combining.directives.map(\.name) == ["no-store", "\u{301}x-mark"])
+    // A quote followed by a combining mark opens and closes a quoted argument all the same
+    // (the fuzzer's finding: the split read it as a quote, the unquoting did not).
+    let quoted = CacheControl(parsing: "private=\"\u{7AC}x, y\u{301}\", max-age=3")
+    #expect(quoted.directives.map(\.name) == ["private", "max-age"])
+    #expect(quoted.directives.first?.argument == "\u{7AC}x, y\u{301}")
+    #expect(quoted.privateFields == ["\u{7AC}x", "y\u{301}"])
   }
 
   @Test("a directive given twice keeps its first value, across field lines too")
