@@ -94,7 +94,7 @@ package final class Race<Value: Sendable>: Sendable {
     cancelled: @escaping @Sendable () -> Value
   ) async -> Value {
     let race = Race()
-    race.track(immediateTask { race.resolve(await operation()) })
+    race.track(startImmediately { race.resolve(await operation()) })
     // An operation that finished before it first suspended needs no timer.
     if !race.isResolved {
       race.track(
@@ -125,7 +125,7 @@ package final class Race<Value: Sendable>: Sendable {
     cancelled: @escaping @Sendable () -> Value
   ) async -> Value {
     let race = Race()
-    race.track(immediateTask { race.resolve(await operation()) })
+    race.track(startImmediately { race.resolve(await operation()) })
     // An operation that finished before it first suspended needs no deadline.
     if race.isResolved { return await race.wait(orWhenCancelled: cancelled) }
     let ticket = deadlines.schedule { race.resolve(timedOut()) }
@@ -138,17 +138,6 @@ package final class Race<Value: Sendable>: Sendable {
   @inlinable
   package var isResolved: Bool {
     state.withLock { $0.value != nil }
-  }
-
-  /// A task that starts immediately, running on the calling thread until it first suspends
-  /// (`Task.immediate`), where the platform has it; a plain task elsewhere.
-  @inlinable
-  package static func immediateTask(_ operation: sending @escaping @isolated(any) () async -> Void) -> Task<Void, Never>
-  {
-    if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
-      return Task.immediate(operation: operation)
-    }
-    return Task(operation: operation)
   }
 
   /// The value of `task`, or `cancelled()` as soon as the calling task is cancelled. The task
@@ -167,4 +156,17 @@ package final class Race<Value: Sendable>: Sendable {
   package static func untilCancelled() async where Value == Void {
     await Race().wait(orWhenCancelled: {})
   }
+}
+
+/// A task that starts immediately, running on the calling thread until it first suspends
+/// (`Task.immediate`), where the platform has it; a plain task elsewhere. Kiln's one
+/// availability switch for it (races, shared loads, PostgreSQL leases).
+@inlinable
+package func startImmediately(
+  _ operation: sending @escaping @isolated(any) () async -> Void
+) -> Task<Void, Never> {
+  if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
+    return Task.immediate(operation: operation)
+  }
+  return Task(operation: operation)
 }

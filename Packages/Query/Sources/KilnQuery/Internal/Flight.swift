@@ -154,12 +154,7 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
     // Started immediately: the load runs on the caller's thread until it first suspends, so
     // a load that never suspends (a cache hit) has its outcome before the caller waits, and
     // one that does saves the hop to a new task's first job.
-    let task: Task<Void, Never>
-    if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
-      task = Task.immediate(operation: body)
-    } else {
-      task = Task(operation: body)
-    }
+    let task = startImmediately(body)
     switch state.withLock({ $0.started(task, priority: priority) }) {
     case .none: break
     case .cancel(let task): task.cancel()

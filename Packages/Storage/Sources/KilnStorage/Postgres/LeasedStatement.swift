@@ -145,11 +145,7 @@
           race.resolve(.failure(error))
         }
       }
-      if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
-        race.track(Task.immediate { await lease() })
-      } else {
-        race.track(Task { await lease() })
-      }
+      race.track(startImmediately { await lease() })
       let leased = await race.wait(orWhenCancelled: { .failure(CancellationError()) })
       state.withLock { $0.waiting = nil }
       defer {
