@@ -81,22 +81,6 @@ struct UnexpectedStatus: Error {
   let status: Int
 }
 
-/// Runs `requests` operations with `inFlight` of them running at any time.
-func run(_ requests: Int, inFlight: Int, _ operation: @escaping @Sendable () async throws -> Void) async throws {
-  if inFlight == 1 {
-    for _ in 0..<requests { try await operation() }
-    return
-  }
-  try await withThrowingTaskGroup(of: Void.self) { group in
-    for _ in 0..<inFlight {
-      group.addTask {
-        for _ in 0..<requests / inFlight { try await operation() }
-      }
-    }
-    try await group.waitForAll()
-  }
-}
-
 let benchmarks: @Sendable () -> Void = {
   // Each benchmark runs in a process of its own: shut down the AsyncHTTPClient transport
   // once the benchmark is done, if it was used.
@@ -124,12 +108,12 @@ let benchmarks: @Sendable () -> Void = {
         setUp: setUp
       ) { _ in
         let handler = client.handler
-        try await run(requests, inFlight: inFlight) {
+        try await runInFlight(requests, inFlight: inFlight) { _ in
           blackHole(try await handler.request(articles, as: [Article].self))
         }
       } baseline: { _ in
         let transport = client.transport
-        try await run(requests, inFlight: inFlight) {
+        try await runInFlight(requests, inFlight: inFlight) { _ in
           let response = try await transport.send(articlesRequest)
           guard response.status == 200 else { throw UnexpectedStatus(status: response.status) }
           blackHole(try decoder.decode([Article].self, from: response.body))

@@ -110,24 +110,6 @@ extension Client {
   }
 }
 
-/// Runs `requests` operations in `workers` tasks at once, each told its number (from 0).
-func runWorkers(_ requests: Int, workers: Int, _ operation: @escaping @Sendable (Int) async throws -> Void)
-  async throws
-{
-  if workers == 1 {
-    for _ in 0..<requests { try await operation(0) }
-    return
-  }
-  try await withThrowingTaskGroup(of: Void.self) { group in
-    for worker in 0..<workers {
-      group.addTask {
-        for _ in 0..<requests / workers { try await operation(worker) }
-      }
-    }
-    try await group.waitForAll()
-  }
-}
-
 // MARK: - A fresh hit through every stage
 
 /// The server of the hits: every response fresh for a day.
@@ -171,13 +153,13 @@ func pipelineBenchmarks() {
       ) { _ in
         let handler = client.handlerWithEveryStage
         let lists = noStoreLists
-        try await runWorkers(requests, workers: inFlight) { worker in
+        try await runInFlight(requests, inFlight: inFlight) { worker in
           blackHole(try await handler.request(lists[worker]))
         }
       } baseline: { _ in
         let transport = client.transport
         let requestsSent = noStoreRequests
-        try await runWorkers(requests, workers: inFlight) { worker in
+        try await runInFlight(requests, inFlight: inFlight) { worker in
           let response = try await transport.send(requestsSent[worker])
           guard (200..<300).contains(response.status) else { throw UnexpectedStatus(status: response.status) }
           blackHole(response)

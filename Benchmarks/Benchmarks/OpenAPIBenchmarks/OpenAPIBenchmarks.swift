@@ -58,22 +58,6 @@ func listArticles(_ client: Client) async throws -> [Components.Schemas.Article]
   try await client.listArticles().ok.body.json
 }
 
-/// Runs `requests` operations with `inFlight` of them running at any time.
-func run(_ requests: Int, inFlight: Int, _ operation: @escaping @Sendable () async throws -> Void) async throws {
-  if inFlight == 1 {
-    for _ in 0..<requests { try await operation() }
-    return
-  }
-  try await withThrowingTaskGroup(of: Void.self) { group in
-    for _ in 0..<inFlight {
-      group.addTask {
-        for _ in 0..<requests / inFlight { try await operation() }
-      }
-    }
-    try await group.waitForAll()
-  }
-}
-
 let benchmarks: @Sendable () -> Void = {
   Benchmark.teardown = {
     try await httpClient.shutdown()
@@ -95,11 +79,11 @@ let benchmarks: @Sendable () -> Void = {
       maxIterations: 100,
       setUp: setUp
     ) { _ in
-      try await run(requests, inFlight: inFlight) {
+      try await runInFlight(requests, inFlight: inFlight) { _ in
         blackHole(try await listArticles(kilnClient))
       }
     } baseline: { _ in
-      try await run(requests, inFlight: inFlight) {
+      try await runInFlight(requests, inFlight: inFlight) { _ in
         blackHole(try await listArticles(baselineClient))
       }
     }

@@ -265,3 +265,23 @@ private final class Rounds: Sendable {
     try data.write(to: file)
   }
 }
+
+/// Runs `requests` operations with `inFlight` of them running at any time: `inFlight` tasks
+/// (one task runs them in turn when `inFlight` is 1), each told its number, from 0, so that a
+/// worker can ask for something of its own.
+public func runInFlight(
+  _ requests: Int, inFlight: Int, _ operation: @escaping @Sendable (_ worker: Int) async throws -> Void
+) async throws {
+  if inFlight == 1 {
+    for _ in 0..<requests { try await operation(0) }
+    return
+  }
+  try await withThrowingTaskGroup(of: Void.self) { group in
+    for worker in 0..<inFlight {
+      group.addTask {
+        for _ in 0..<requests / inFlight { try await operation(worker) }
+      }
+    }
+    try await group.waitForAll()
+  }
+}
