@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A ``StoreFlowable`` made from a ``Cacher`` and a ``Fetcher`` for one param.
 ///
 /// ```swift
@@ -37,7 +35,7 @@ public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
     cacher: C, fetcher: F, param: C.Param
   ) -> AnyStoreFlowable<Data> where C.Data == Data, F.Param == C.Param, F.Data == Data {
     AnyStoreFlowable(
-      FlowHandle(cacher: cacher, param: param) { param, _ in try await fetcher.fetch(param: param) })
+      FlowHandle(source: FlowSource(cacher), param: param) { param, _ in try await fetcher.fetch(param: param) })
   }
 
   /// Makes a flowable for a cacher and fetcher without a param (``UnitParam``).
@@ -73,9 +71,6 @@ public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
   }
 }
 
-/// The source of ``FlowHandle/fetchID``.
-private let nextFetchID = Atomic<UInt64>(0)
-
 /// What ``AnyStoreFlowable`` forwards to.
 @usableFromInline
 protocol FlowHandling<Data>: Sendable {
@@ -90,26 +85,22 @@ protocol FlowHandling<Data>: Sendable {
 /// One param of one cacher, with the fetch to use for it.
 @usableFromInline
 struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
-  @usableFromInline let cacher: any Cacher<Param, Data>
+  @usableFromInline let source: FlowSource<Param, Data>
   @usableFromInline let param: Param
   @usableFromInline let fetch: FlowCoordinator<Param, Data>.Fetch
-  /// Identifies ``fetch`` (unique per handle, never 0), so that a coordinator can tell
-  /// without a hop whether a new subscriber brings the fetch it already remembers.
-  @usableFromInline let fetchID: UInt64
 
   @usableFromInline
-  init(cacher: any Cacher<Param, Data>, param: Param, fetch: @escaping FlowCoordinator<Param, Data>.Fetch) {
-    self.cacher = cacher
+  init(source: FlowSource<Param, Data>, param: Param, fetch: @escaping FlowCoordinator<Param, Data>.Fetch) {
+    self.source = source
     self.param = param
     self.fetch = fetch
-    fetchID = nextFetchID.wrappingAdd(1, ordering: .relaxed).newValue
   }
 
   /// Runs `body` with the param's coordinator, leased so it is not released meanwhile.
   func withCoordinator<Result>(
     _ body: (FlowCoordinator<Param, Data>) async throws -> Result
   ) async rethrows -> Result {
-    let coordinator = cacher.flows.lease(param, cacher: cacher)
+    let coordinator = source.cacher.flows.lease(param, source: source)
     do {
       let result = try await body(coordinator)
       await coordinator.endLease()
@@ -122,17 +113,16 @@ struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
 
   @inlinable
   func snapshots(forceRefresh: Bool) -> LoadingSnapshotSequence<Data> {
-    let cacher = self.cacher
+    let source = self.source
     let param = self.param
     let fetch = self.fetch
-    let fetchID = self.fetchID
     return LoadingSnapshotSequence {
-      let (coordinator, stream) = cacher.flows.subscribe(param, cacher: cacher)
+      let (coordinator, stream) = source.cacher.flows.subscribe(param, source: source, fetch: fetch)
       // The check that may skip activating (see FlowSubscriptionSource.next()), made here so
       // that it is specialised; it captures nothing, so it allocates nothing.
       return FlowSubscriptionSource(
-        coordinator: coordinator, stream: stream, forceRefresh: forceRefresh, fetch: fetch, fetchID: fetchID,
-        showsValidCache: { FlowCoordinator.showsValidCache($0, fetchID: $1) })
+        coordinator: coordinator, stream: stream, forceRefresh: forceRefresh, fetch: fetch,
+        showsValidCache: { FlowCoordinator.showsValidCache($0) })
     }
   }
 
@@ -143,17 +133,17 @@ struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
 
   @usableFromInline
   func requireData(from: GettingFrom) async throws -> Data {
-    try await withCoordinator { try await $0.require(from: from, fetcher: fetch, fetchID: fetchID) }
+    try await withCoordinator { try await $0.require(from: from, fetch: fetch) }
   }
 
   @usableFromInline
   func validate() async {
-    await withCoordinator { await $0.validate(fetcher: fetch, fetchID: fetchID) }
+    await withCoordinator { await $0.validate(fetch: fetch) }
   }
 
   @usableFromInline
   func refresh() async {
-    _ = await withCoordinator { await $0.refresh(fetcher: fetch, fetchID: fetchID) }
+    _ = await withCoordinator { await $0.refresh(fetch: fetch) }
   }
 
   @usableFromInline
@@ -169,22 +159,22 @@ final class FlowSubscriptionSource<Param: Hashable & Sendable, Data: Sendable>: 
   @usableFromInline let coordinator: FlowCoordinator<Param, Data>
   @usableFromInline var iterator: AsyncStream<LoadingSnapshot<Data>>.Iterator
   /// What the first `next()` activates the coordinator with; `nil` once it has.
-  @usableFromInline var activation: (forceRefresh: Bool, fetch: FlowCoordinator<Param, Data>.Fetch, fetchID: UInt64)?
-  /// `FlowCoordinator.showsValidCache(_:fetchID:)`, specialised where the subscription was made
+  @usableFromInline var activation: (forceRefresh: Bool, fetch: FlowCoordinator<Param, Data>.Fetch)?
+  /// `FlowCoordinator.showsValidCache(_:)`, specialised where the subscription was made
   /// (this class's methods are not: they are called through the base class).
-  @usableFromInline let showsValidCache: (FlowCoordinator<Param, Data>, UInt64) -> Bool
+  @usableFromInline let showsValidCache: (FlowCoordinator<Param, Data>) -> Bool
 
   /// Inlinable, so that it is made specialised like the rest of a subscription.
   @inlinable
   init(
     coordinator: FlowCoordinator<Param, Data>, stream: AsyncStream<LoadingSnapshot<Data>>, forceRefresh: Bool,
-    fetch: @escaping FlowCoordinator<Param, Data>.Fetch, fetchID: UInt64,
-    showsValidCache: @escaping (FlowCoordinator<Param, Data>, UInt64) -> Bool
+    fetch: @escaping FlowCoordinator<Param, Data>.Fetch,
+    showsValidCache: @escaping (FlowCoordinator<Param, Data>) -> Bool
   ) {
     self.coordinator = coordinator
     self.showsValidCache = showsValidCache
     iterator = stream.makeAsyncIterator()
-    activation = (forceRefresh, fetch, fetchID)
+    activation = (forceRefresh, fetch)
     super.init()
   }
 
@@ -193,9 +183,8 @@ final class FlowSubscriptionSource<Param: Hashable & Sendable, Data: Sendable>: 
       self.activation = nil
       // A valid memory cache already shown (the replay in the stream): nothing to validate,
       // so no hop onto the coordinator's actor.
-      if activation.forceRefresh || !showsValidCache(coordinator, activation.fetchID) {
-        await coordinator.activate(
-          forceRefresh: activation.forceRefresh, fetcher: activation.fetch, fetchID: activation.fetchID)
+      if activation.forceRefresh || !showsValidCache(coordinator) {
+        await coordinator.activate(forceRefresh: activation.forceRefresh, fetch: activation.fetch)
       }
     }
     return await iterator.next()

@@ -16,12 +16,7 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
   /// What happens to a fetch when its last subscriber and waiter leave.
   public let abandonedFetch: AbandonedFetchPolicy
   /// The clock the release delay runs on.
-  let clock: any Clock<Duration>
-  /// The time elapsed on ``clock`` since this registry was made: release deadlines are kept
-  /// as such offsets, so that they need no existential instant.
-  let elapsed: @Sendable () -> Duration
-  /// Sleeps on ``clock`` until ``elapsed`` reaches the given offset.
-  let sleepUntilElapsed: @Sendable (Duration) async throws -> Void
+  let releaseClock: ReleaseClock
   /// The wall clock that dates invalidations (compared with cached-at dates).
   let now: @Sendable () -> Date
 
@@ -63,19 +58,7 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
     precondition(releaseAfter >= .zero, "FlowRegistry releaseAfter must not be negative")
     releaseDelay = releaseAfter
     self.abandonedFetch = abandonedFetch
-    self.clock = clock
-    (elapsed, sleepUntilElapsed) = Self.timer(on: clock)
-  }
-
-  /// ``elapsed`` and ``sleepUntilElapsed`` over `clock`, opened once.
-  private static func timer<C: Clock<Duration>>(
-    on clock: C
-  ) -> (@Sendable () -> Duration, @Sendable (Duration) async throws -> Void) {
-    let start = clock.now
-    return (
-      { start.duration(to: clock.now) },
-      { offset in try await clock.sleep(until: start.advanced(by: offset), tolerance: nil) }
-    )
+    releaseClock = ReleaseClock(clock)
   }
 
   /// The number of params whose state is held.
@@ -147,33 +130,34 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
 
   /// The coordinator of `param` (created if needed) with a lease that keeps it held until
   /// ``FlowCoordinator/endLease()``.
-  func lease(_ param: Param, cacher: any Cacher<Param, Data>) -> FlowCoordinator<Param, Data> {
+  func lease(_ param: Param, source: FlowSource<Param, Data>) -> FlowCoordinator<Param, Data> {
     state.withLock { state in
-      coordinator(param, cacher: cacher, in: &state).lease()
+      coordinator(param, source: source, in: &state).lease()
     }
   }
 
-  /// Subscribes to `param`'s states, atomically with respect to releasing it.
+  /// Subscribes to `param`'s states, atomically with respect to releasing it; `fetch` is
+  /// what an invalidation refetches with while this subscriber is the newest.
   // Inlinable (library evolution is off, so this is no public API): a subscription is made in
   // the module that called `AnyStoreFlowable.from`, specialised for its Param and Data. Generic
   // code left unspecialised looks up the metadata of every generic type it touches at run time
   // (about a third of a first emission's time, measured by RepositoryBenchmarks).
   @inlinable
   func subscribe(
-    _ param: Param, cacher: any Cacher<Param, Data>
+    _ param: Param, source: FlowSource<Param, Data>, fetch: @escaping FlowCoordinator<Param, Data>.Fetch
   ) -> (FlowCoordinator<Param, Data>, AsyncStream<LoadingSnapshot<Data>>) {
     state.withLock { state in
-      let coordinator = coordinator(param, cacher: cacher, in: &state)
-      return (coordinator, coordinator.broadcaster.subscribe())
+      let coordinator = coordinator(param, source: source, in: &state)
+      return (coordinator, coordinator.broadcaster.subscribe(tag: fetch))
     }
   }
 
   @inlinable
   func coordinator(
-    _ param: Param, cacher: any Cacher<Param, Data>, in state: inout State
+    _ param: Param, source: FlowSource<Param, Data>, in state: inout State
   ) -> FlowCoordinator<Param, Data> {
     if let existing = state.coordinators[param] { return existing }
-    let created = FlowCoordinator(param: param, cacher: cacher, registry: self)
+    let created = FlowCoordinator(param: param, source: source, registry: self)
     state.coordinators[param] = created
     return created
   }

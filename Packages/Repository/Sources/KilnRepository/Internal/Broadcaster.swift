@@ -1,7 +1,9 @@
 public import _KilnSynchronization
 
 /// Fans the snapshots of one param out to its subscribers: replays the current snapshot to
-/// each new subscriber, then yields every change, in one order for everyone.
+/// each new subscriber, then yields every change, in one order for everyone. Each subscriber
+/// comes with a `Tag` (the coordinator's: the fetch of the flowable it subscribed through),
+/// kept while it stays and dropped when it leaves.
 ///
 /// Only the param's ``FlowCoordinator`` emits (one at a time, from the actor), so comparing
 /// a new state with the current one happens outside the lock. Registering a subscriber (with
@@ -12,13 +14,13 @@ public import _KilnSynchronization
 /// code (see ``FlowRegistry/subscribe(_:cacher:)``) is specialised too; library evolution is
 /// off, so this is no public API.
 @usableFromInline
-final class Broadcaster<Data: Sendable>: Sendable {
+final class Broadcaster<Data: Sendable, Tag: Sendable>: Sendable {
   @usableFromInline typealias Snapshot = LoadingSnapshot<Data>
 
   @usableFromInline
   struct State {
     @usableFromInline var current: Snapshot?
-    @usableFromInline var subscribers: [UInt64: AsyncStream<Snapshot>.Continuation] = [:]
+    @usableFromInline var subscribers: [UInt64: (continuation: AsyncStream<Snapshot>.Continuation, tag: Tag)] = [:]
     @usableFromInline var nextID: UInt64 = 0
     @usableFromInline var onEmpty: (@Sendable () -> Void)?
   }
@@ -31,9 +33,9 @@ final class Broadcaster<Data: Sendable>: Sendable {
   }
 
   /// A new subscription: the current snapshot (if any), then every change. Ends (and
-  /// unsubscribes) when the iterating task is cancelled or the stream is dropped.
+  /// unsubscribes, dropping `tag`) when the iterating task is cancelled or the stream is dropped.
   @inlinable
-  func subscribe() -> AsyncStream<Snapshot> {
+  func subscribe(tag: Tag) -> AsyncStream<Snapshot> {
     let (stream, continuation) = AsyncStream.makeStream(of: Snapshot.self, bufferingPolicy: .unbounded)
     // One critical section: the replay goes into the buffer of a stream nobody iterates yet,
     // so it resumes no task under the lock. The stream cannot end before it is returned, so
@@ -41,7 +43,7 @@ final class Broadcaster<Data: Sendable>: Sendable {
     let id = state.withLock { state in
       let id = state.nextID
       state.nextID += 1
-      state.subscribers[id] = continuation
+      state.subscribers[id] = (continuation, tag)
       if let current = state.current { continuation.yield(current) }
       return id
     }
@@ -54,16 +56,23 @@ final class Broadcaster<Data: Sendable>: Sendable {
 
   @inlinable
   func remove(_ id: UInt64) {
-    let onEmpty: (@Sendable () -> Void)? = state.withLock { state in
-      guard state.subscribers.removeValue(forKey: id) != nil, state.subscribers.isEmpty else { return nil }
-      return state.onEmpty
+    // The removed tag is released after the lock: what it captures may run a deinit.
+    let (removed, onEmpty) = state.withLock { state in
+      let removed = state.subscribers.removeValue(forKey: id)
+      return (removed, removed != nil && state.subscribers.isEmpty ? state.onEmpty : nil)
     }
     onEmpty?()
+    _ = removed
   }
 
   /// The number of subscribers.
   var subscriberCount: Int {
     state.withLock { $0.subscribers.count }
+  }
+
+  /// The tag of the newest subscriber, or `nil` without one.
+  var latestTag: Tag? {
+    state.withLock { state in state.subscribers.max { $0.key < $1.key }?.value.tag }
   }
 
   /// The last emitted snapshot.
@@ -89,7 +98,7 @@ final class Broadcaster<Data: Sendable>: Sendable {
     // section gets it as its replay and is not in `subscribers`; emits never overlap.
     let subscribers = state.withLock { state in
       state.current = snapshot
-      return Array(state.subscribers.values)
+      return state.subscribers.values.map(\.continuation)
     }
     for continuation in subscribers { continuation.yield(snapshot) }
     return true

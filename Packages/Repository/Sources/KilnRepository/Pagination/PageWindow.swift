@@ -93,8 +93,10 @@ public struct PageWindow<Element: Sendable>: Sendable {
   }
 }
 
-extension PageWindow: PagingSource {
+extension PageWindow {
+  /// Whether a next page can be requested.
   var canRequestNext: Bool { nextRequestKey != nil }
+  /// Whether a previous page can be requested.
   var canRequestPrev: Bool { prevRequestKey != nil }
 }
 

@@ -31,7 +31,7 @@ public struct PaginationStoreFlowable<Element: Sendable>: Sendable {
     precondition(maxPages.map { $0 > 0 } ?? true, "maxPages must be positive")
     return PaginationStoreFlowable(
       PaginationHandle(
-        cacher: cacher, param: param, maxPages: maxPages,
+        source: FlowSource(cacher, paging: Self.paging), param: param, maxPages: maxPages,
         first: { try await fetcher.fetch(param: $0) },
         next: { try await fetcher.fetchNext(nextKey: $0, param: $1) },
         prev: nil))
@@ -44,10 +44,15 @@ public struct PaginationStoreFlowable<Element: Sendable>: Sendable {
     precondition(maxPages.map { $0 > 0 } ?? true, "maxPages must be positive")
     return PaginationStoreFlowable(
       PaginationHandle(
-        cacher: cacher, param: param, maxPages: maxPages,
+        source: FlowSource(cacher, paging: Self.paging), param: param, maxPages: maxPages,
         first: { try await fetcher.fetch(param: $0) },
         next: { try await fetcher.fetchNext(nextKey: $0, param: $1) },
         prev: { try await fetcher.fetchPrev(prevKey: $0, param: $1) }))
+  }
+
+  /// Whether more pages exist each way, for the completed state.
+  private static var paging: FlowStateMachine<PageWindow<Element>>.Paging {
+    { ($0.canRequestNext, $0.canRequestPrev) }
   }
 
   /// The loading state of the held elements (see ``StoreFlowable/publish(forceRefresh:)``).
@@ -142,7 +147,7 @@ private struct PaginationHandle<Param: Hashable & Sendable, Element: Sendable>: 
   let prev: FetchPage?
 
   init(
-    cacher: any Cacher<Param, Window>, param: Param, maxPages: Int?,
+    source: FlowSource<Param, Window>, param: Param, maxPages: Int?,
     first: @escaping @Sendable (Param) async throws -> PaginationResult<Element>,
     next: @escaping FetchPage, prev: FetchPage?
   ) {
@@ -150,7 +155,7 @@ private struct PaginationHandle<Param: Hashable & Sendable, Element: Sendable>: 
     self.first = first
     self.next = next
     self.prev = prev
-    handle = FlowHandle(cacher: cacher, param: param) { param, _ in
+    handle = FlowHandle(source: source, param: param) { param, _ in
       let result = try await first(param)
       return Window(first: .init(key: .initial, items: result.data, nextKey: result.nextKey, prevKey: result.prevKey))
     }

@@ -1,0 +1,114 @@
+import _KilnSynchronization
+
+/// A clock reduced to what release deadlines need: the time elapsed since it was made, and
+/// a sleep until an elapsed time. Opened once from any `Clock<Duration>`, so that deadlines
+/// need no existential instant and scheduling runs no generic code.
+struct ReleaseClock: Sendable {
+  /// The time elapsed on the clock since this value was made.
+  let elapsed: @Sendable () -> Duration
+  /// Sleeps on the clock until ``elapsed`` reaches the given offset.
+  let sleepUntil: @Sendable (Duration) async throws -> Void
+
+  init<C: Clock<Duration>>(_ clock: C) {
+    let start = clock.now
+    elapsed = { start.duration(to: clock.now) }
+    sleepUntil = { offset in try await clock.sleep(until: start.advanced(by: offset), tolerance: nil) }
+  }
+}
+
+/// The leases of one param (operations in progress; a leased param is never released), and
+/// when it is released once idle: ``releaseDelay`` after the last ``scheduleRelease()``.
+///
+/// One task sleeps until the deadline, and again while later calls move it: the end of a
+/// subscription moves a deadline (a lock) instead of cancelling one task and starting
+/// another. When the deadline passes unmoved, the task calls the action given to
+/// ``onDue(_:)``, which checks that the param is still idle before releasing it.
+final class FlowLifetime: Sendable {
+  private struct State {
+    /// When the release is due, as an offset on ``clock``; `nil` when none is scheduled.
+    var deadline: Duration?
+    /// A task runs (it sleeps until ``deadline``, again while it moves).
+    var running = false
+    var action: (@Sendable () async -> Void)?
+  }
+
+  let releaseDelay: Duration
+  private let clock: ReleaseClock
+  private let state = KilnMutex(State())
+  private let leases = KilnMutex(0)
+
+  init(releaseDelay: Duration, clock: ReleaseClock) {
+    self.releaseDelay = releaseDelay
+    self.clock = clock
+  }
+
+  /// Takes a lease.
+  func lease() {
+    leases.withLock { $0 += 1 }
+  }
+
+  /// Ends a lease.
+  ///
+  /// - Returns: Whether it was the last.
+  func endLease() -> Bool {
+    leases.withLock { leases in
+      leases -= 1
+      return leases == 0
+    }
+  }
+
+  /// Whether a lease is held.
+  var isLeased: Bool {
+    leases.withLock { $0 } > 0
+  }
+
+  /// Sets what runs when a release falls due.
+  func onDue(_ action: @escaping @Sendable () async -> Void) {
+    state.withLock { $0.action = action }
+  }
+
+  /// Whether a release is scheduled and not yet due: one scheduled again after the due one
+  /// moved it, which the due one must leave to its own deadline.
+  var isReleaseScheduled: Bool {
+    state.withLock { $0.deadline != nil }
+  }
+
+  /// Schedules the release ``releaseDelay`` from now, replacing any earlier deadline.
+  func scheduleRelease() {
+    let deadline = clock.elapsed() + releaseDelay
+    let start = state.withLock { state in
+      state.deadline = deadline
+      guard !state.running else { return false }
+      state.running = true
+      return true
+    }
+    if start { Task { await self.run() } }
+  }
+
+  private func run() async {
+    while true {
+      let deadline = state.withLock { state in
+        if state.deadline == nil { state.running = false }
+        return state.deadline
+      }
+      guard let deadline else { return }
+      if clock.elapsed() < deadline {
+        do {
+          try await clock.sleepUntil(deadline)
+        } catch {
+          // Never cancelled; should it be, the next schedule starts a new task.
+          state.withLock { $0.running = false }
+          return
+        }
+        continue
+      }
+      // Due, unless moved meanwhile.
+      let action: (@Sendable () async -> Void)? = state.withLock { state in
+        guard state.deadline == deadline else { return nil }
+        state.deadline = nil
+        return state.action
+      }
+      if let action { await action() }
+    }
+  }
+}
