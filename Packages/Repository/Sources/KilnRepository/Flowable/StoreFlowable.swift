@@ -1,6 +1,9 @@
 /// A single source of truth for one param: observe its loading state, read it, refresh it or
 /// write it, and every observer sees the same states in the same order.
 ///
+/// ``AnyStoreFlowable`` and ``PaginationStoreFlowable`` (whose data is its held elements)
+/// both conform, so generic code over `some StoreFlowable` covers plain and paged content.
+///
 /// ```swift
 /// let user = AnyStoreFlowable.from(cacher: userCacher, fetcher: UserFetcher(), param: userID)
 /// for await state in user.publish() { render(state) }

@@ -11,7 +11,15 @@
 /// The completed state's `next` and `prev` tell whether another page exists in each
 /// direction, loads, or failed (the content and the key are kept). Next and previous
 /// requests are independent: both can load at once.
-public struct PaginationStoreFlowable<Element: Sendable>: Sendable {
+///
+/// It is a ``StoreFlowable`` of the held elements, so code written for any flowable (a view
+/// that renders `publish()`, a pull-to-refresh calling `refresh()`) takes a paged list too:
+///
+/// ```swift
+/// func reload<F: StoreFlowable>(_ flowable: F) async { await flowable.refresh() }
+/// await reload(repos)
+/// ```
+public struct PaginationStoreFlowable<Element: Sendable>: StoreFlowable {
   private let base: any PaginationHandling<Element>
 
   private init(_ base: any PaginationHandling<Element>) {
@@ -56,7 +64,7 @@ public struct PaginationStoreFlowable<Element: Sendable>: Sendable {
   }
 
   /// The loading state of the held elements (see ``StoreFlowable/publish(forceRefresh:)``).
-  public func publish(forceRefresh: Bool = false) -> LoadingStateSequence<[Element]> {
+  public func publish(forceRefresh: Bool) -> LoadingStateSequence<[Element]> {
     publishWindow(forceRefresh: forceRefresh).mapContent(\.items)
   }
 
@@ -66,13 +74,8 @@ public struct PaginationStoreFlowable<Element: Sendable>: Sendable {
   }
 
   /// The held elements from where `from` says (see ``StoreFlowable/requireData(from:)``).
-  public func requireData(from: GettingFrom = .both) async throws -> [Element] {
+  public func requireData(from: GettingFrom) async throws -> [Element] {
     try await base.requireData(from: from).items
-  }
-
-  /// The held elements, or `nil` instead of an error.
-  public func getData(from: GettingFrom = .both) async -> [Element]? {
-    try? await requireData(from: from)
   }
 
   /// Fetches the first page when the cache is empty, expired or invalidated.
@@ -89,6 +92,12 @@ public struct PaginationStoreFlowable<Element: Sendable>: Sendable {
   /// replaces them at once; with `keepingPages: false`, the same as ``refresh()``.
   public func refresh(keepingPages: Bool) async {
     await base.refresh(keepingPages: keepingPages)
+  }
+
+  /// Replaces the list with one page of `newData` and no keys (`nil` removes it): the
+  /// ``StoreFlowable`` requirement, the same as ``update(newData:nextKey:prevKey:)``.
+  public func update(_ newData: [Element]?) async {
+    await update(newData: newData)
   }
 
   /// Replaces the list with one page of `newData` (`nil` removes it).
