@@ -1,40 +1,32 @@
-import Foundation
+public import Foundation
 public import _KilnSynchronization
 
-/// Carries out what one param's ``FlowStateMachine`` decides: emits its states, runs its
-/// fetches and page loads, reads the cache for it, and writes the cache in the order of the
-/// state changes (so the cache ends with what the state shows).
-///
-/// It decides nothing itself: every change of state is an event of the machine, and every
-/// effect is one of the machine's actions. What is read off the actor (by a new subscriber,
-/// by the end of a subscription) is ``mirror``, derived from the machine in one place
-/// (``syncMirror()``); leases and the release of an idle param are ``FlowLifetime``'s.
+/// Carries out what one param's ``FlowStateMachine`` decides (it decides nothing itself):
+/// emits its states, runs its fetches and page loads, reads the cache, and writes it in the
+/// order of the state changes. What is read off the actor is derived from the machine in one
+/// place (``syncMirror()``): ``settledAt`` for new subscribers, and the activity that
+/// ``FlowLifetime`` (leases, release of an idle param) needs.
 @usableFromInline
 actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   @usableFromInline typealias Fetch = @Sendable (Param, Data?) async throws -> Data
-  typealias FetchTask = Task<Result<Data, any Error>, Never>
   private typealias Machine = FlowStateMachine<Data>
 
   @usableFromInline nonisolated let param: Param
-  /// The cacher, and whether it reads in place (then new subscribers may skip the actor
-  /// altogether: ``showsValidCache(_:)``). Given by whoever built the coordinator.
+  /// The cacher, and whether it reads in place (then subscribers may skip the actor).
   @usableFromInline nonisolated let source: FlowSource<Param, Data>
-  nonisolated var cacher: any Cacher<Param, Data> { source.cacher }
   @usableFromInline nonisolated let registry: FlowRegistry<Param, Data>
   /// The subscribers, each with the fetch of the flowable it subscribed through: an
-  /// invalidation refetches with the newest one's, and nothing of theirs is kept once they leave.
+  /// invalidation refetches with the newest one's; nothing of theirs is kept once they leave.
   @usableFromInline nonisolated let broadcaster = Broadcaster<Data, Fetch>()
-  /// The machine's state as read off the actor.
-  @usableFromInline nonisolated let mirror = KilnMutex(FlowMirror())
-  /// Leases, and when the param is released once idle.
+  /// The machine's ``FlowStateMachine/settledAt``, read off the actor by new subscribers.
+  @usableFromInline nonisolated let settledAt = KilnMutex<Date?>(nil)
   private nonisolated let lifetime: FlowLifetime
 
   private var machine: Machine
-  /// What ``mirror`` holds, kept here to take its lock only for a change.
-  private var mirrored = FlowMirror()
+  /// What the mirrors hold, kept here to take their locks only for a change.
+  private var mirrored: (settledAt: Date?, fetching: Bool, busy: Bool) = (nil, false, false)
   /// The task of the machine's fetch in flight.
-  private var fetchTask: (generation: UInt64, task: FetchTask)?
-  /// The cache writes, in the order of the state changes.
+  private var fetchTask: (generation: UInt64, task: Task<Result<Data, any Error>, Never>)?
   private let writes: CacheWriteQueue<Param, Data>
 
   @usableFromInline
@@ -51,43 +43,37 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
 
   // MARK: - Carrying out
 
-  /// Carries out `actions` (starting a fetch with `fetch`) and mirrors the machine.
-  ///
-  /// - Returns: The cache write enqueued, if any: await it with ``finish(_:)``.
+  /// Carries out `actions` (a fetch starts with `fetch`), mirrors the machine, and returns
+  /// the cache write enqueued, if any, for ``finish(_:)``.
   @discardableResult
   private func perform(_ actions: Machine.Actions, fetch: Fetch? = nil) -> Task<Void, Never>? {
     if let snapshot = actions.emit { broadcaster.emit(snapshot) }
     if let generation = actions.cancel, let current = fetchTask, current.generation == generation {
       current.task.cancel()
     }
-    // A fetch the machine no longer waits for (cancelled or superseded) is forgotten; a
-    // superseded one runs on, and its result is ignored.
+    // A fetch cancelled or superseded is forgotten; a superseded one runs on, its result ignored.
     if let current = fetchTask, current.generation != machine.fetchGeneration { fetchTask = nil }
     if let start = actions.start {
       guard let fetch else { preconditionFailure("FlowStateMachine started a fetch without a fetcher") }
-      startTask(start, fetch)
+      let param = self.param
+      let task = Task {
+        let result = await Result(awaiting: { try await fetch(param, start.stale) })
+        await self.fetchFinished(start.generation, result)
+        return result
+      }
+      fetchTask = (start.generation, task)
     }
     let written = actions.write.map { writes.enqueue($0.data, cachedAt: $0.cachedAt) }
     syncMirror()
     return written
   }
 
-  private func startTask(_ start: Machine.FetchStart, _ fetch: @escaping Fetch) {
-    let param = self.param
-    let task = FetchTask {
-      let result = await Result(awaiting: { try await fetch(param, start.stale) })
-      await self.fetchFinished(start.generation, result)
-      return result
-    }
-    fetchTask = (start.generation, task)
-  }
-
   private func fetchFinished(_ generation: UInt64, _ result: Result<Data, any Error>) async {
-    await finish(perform(machine.fetchFinished(generation, result, now: cacher.now())))
+    await finish(perform(machine.fetchFinished(generation, result, now: source.cacher.now())))
     scheduleReleaseIfIdle()
   }
 
-  /// Waits for a write that ``perform(_:fetch:)`` enqueued, and tells the machine it ended.
+  /// Waits for a write ``perform(_:fetch:)`` enqueued; tells the machine it ended.
   private func finish(_ write: Task<Void, Never>?) async {
     guard let write else { return }
     await write.value
@@ -96,8 +82,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     syncMirror()
   }
 
-  /// Waits for the fetch in flight as one of its waiters: when the last waiter is cancelled
-  /// and nobody observes, the fetch is cancelled (per the registry's policy).
+  /// Waits for the fetch in flight as one of its waiters.
   private func waitForFetch() async -> Result<Data, any Error> {
     guard let (generation, task) = fetchTask else { return .failure(CancellationError()) }
     machine.waiterJoined(generation)
@@ -110,12 +95,13 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     }
   }
 
-  /// Copies what is read off the actor to ``mirror``, when it changed.
   private func syncMirror() {
-    let current = FlowMirror(settledAt: machine.settledAt, fetching: machine.fetch != nil, busy: !machine.isQuiet)
-    guard current != mirrored else { return }
+    let current = (settledAt: machine.settledAt, fetching: machine.fetch != nil, busy: !machine.isQuiet)
+    if current.settledAt != mirrored.settledAt { settledAt.withLock { $0 = current.settledAt } }
+    if current.fetching != mirrored.fetching || current.busy != mirrored.busy {
+      lifetime.setActivity(fetching: current.fetching, busy: current.busy)
+    }
     mirrored = current
-    mirror.withLock { $0 = current }
   }
 
   // MARK: - Reading the cache
@@ -134,9 +120,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   }
 
   /// Brings the state up to date with the cache, fetching with `fetch` when it is empty,
-  /// expired or invalidated.
-  ///
-  /// - Returns: Whether a fetch is in flight to wait for.
+  /// expired or invalidated; returns whether a fetch is in flight to wait for.
   private func ensureValid(_ fetch: @escaping Fetch) async -> Bool {
     if machine.fetch != nil { return true }
     let token = machine.generation
@@ -149,13 +133,13 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
 
   /// A new subscriber arrived: validate (or refetch) without waiting for the fetch.
   func activate(forceRefresh: Bool, fetch: @escaping Fetch) async {
-    if forceRefresh {
-      // Read the cache first so the stale content shows while the refetch runs.
-      if !machine.hasState, machine.fetch == nil { await readInitial() }
-      perform(machine.startFetch(), fetch: fetch)
-    } else {
+    guard forceRefresh else {
       _ = await ensureValid(fetch)
+      return
     }
+    // Read the cache first so the stale content shows while the refetch runs.
+    if !machine.hasState, machine.fetch == nil { await readInitial() }
+    perform(machine.startFetch(), fetch: fetch)
   }
 
   /// Validates and waits for the fetch it needs, if any.
@@ -164,7 +148,6 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   }
 
   /// Fetches again (superseding any fetch in flight) and waits.
-  @discardableResult
   func refresh(fetch: @escaping Fetch) async -> Result<Data, any Error> {
     perform(machine.startFetch(), fetch: fetch)
     return await waitForFetch()
@@ -173,16 +156,12 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   /// Valid data from where `from` says.
   func require(from: GettingFrom, fetch: @escaping Fetch) async throws -> Data {
     switch from {
-    case .origin:
-      return try await refresh(fetch: fetch).get()
+    case .origin: return try await refresh(fetch: fetch).get()
     case .cache:
       guard let data = machine.validCached(await readCache()) else { throw NoSuchElementError() }
       return data
     case .both:
-      if machine.fetch == nil {
-        let reading = await readCache()
-        if machine.fetch == nil, let data = machine.validCached(reading) { return data }
-      }
+      if machine.fetch == nil, let data = machine.validCached(await readCache()), machine.fetch == nil { return data }
       if machine.fetch == nil { perform(machine.startFetch(), fetch: fetch) }
       return try await waitForFetch().get()
     }
@@ -190,7 +169,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
 
   /// Replaces the content (newest wins over any fetch in flight); `nil` clears it.
   func update(_ data: Data?) async {
-    await finish(perform(machine.update(data, now: cacher.now())))
+    await finish(perform(machine.update(data, now: source.cacher.now())))
   }
 
   /// Marks the content stale; refetches now, with the newest subscriber's fetch, when
@@ -198,16 +177,15 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   func invalidate() {
     let fetch = broadcaster.latestTag
     perform(machine.invalidate(canFetch: fetch != nil), fetch: fetch)
-    // The last subscriber may have left meanwhile, before the mirror said a fetch was in
+    // The last subscriber may have left meanwhile, before the lifetime knew a fetch was in
     // flight: cancel the fetch as the end of its subscription would have.
     if fetch != nil { abandonFetchIfUnobserved() }
   }
 
-  /// Loads an additional page with `load` (which returns the new content, or `nil` when the
-  /// answer no longer fits the content).
+  /// Loads an additional page with `load`, which returns nil without a key for one, else the
+  /// request, whose answer merges into the latest content (or returns nil when it no longer fits).
   func requestAdditional(
-    _ direction: PageDirection,
-    continueWhenError: Bool,
+    _ direction: PageDirection, continueWhenError: Bool,
     load: @Sendable (Data) -> (@Sendable () async throws -> @Sendable (Data) -> Data?)?
   ) async -> AdditionalRequestResult {
     if !machine.hasState { await readInitial() }
@@ -220,14 +198,14 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     let (token, started) = machine.pageStarted(direction)
     perform(started)
     let result: Result<(Data) -> Data?, any Error> = await Result(awaiting: request)
-    let (outcome, finished) = machine.pageFinished(direction, token: token, result, now: cacher.now())
+    let (outcome, finished) = machine.pageFinished(direction, token: token, result, now: source.cacher.now())
     await finish(perform(finished))
     return outcome
   }
 
-  // MARK: - Subscribers, leases and release
+  // MARK: - Leases and release
 
-  /// Takes a lease; call ``endLease()`` when done.
+  /// Takes a lease (an operation in progress: never released meanwhile); call ``endLease()``.
   nonisolated func lease() -> Self {
     lifetime.lease()
     return self
@@ -247,29 +225,21 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     if machine.isQuiet, isUnused { lifetime.scheduleRelease() }
   }
 
-  /// Releases this param if it is idle and no release was scheduled again since this one
-  /// fell due.
+  /// Releases this param if still idle, unless a release was scheduled again since this one fell due.
   private func releaseIfIdle() {
     guard machine.isQuiet, !lifetime.isReleaseScheduled else { return }
     _ = registry.release(param, self)
   }
 
-  /// The broadcaster lost its last subscriber (called on the thread that removed it). Hops
-  /// onto the actor only to cancel a fetch nobody waits for; otherwise schedules the release
-  /// in place (the actor schedules it itself when it becomes idle later).
+  /// The last subscriber left (on its thread): hops onto the actor only to cancel a fetch.
   private nonisolated func lastSubscriberLeft() {
-    let (fetching, busy) = mirror.withLock { ($0.fetching, $0.busy) }
-    if fetching, registry.abandonedFetch == .cancel {
+    if lifetime.lastSubscriberLeft(cancelsAbandonedFetch: registry.abandonedFetch == .cancel) {
       Task { await self.abandonFetchIfUnobserved() }
-    } else if !busy, !lifetime.isLeased {
-      // No subscriber (just removed; one arriving now finds the release not due, since
-      // the release checks again that the param is idle and unused).
-      lifetime.scheduleRelease()
     }
   }
 
-  /// Cancels the fetch in flight (of `generation`, if given) if nobody observes it and no
-  /// other caller waits for it (per the registry's policy), then schedules the release if idle.
+  /// Cancels the fetch (of `generation`, if given) that nobody observes or waits for, per the
+  /// registry's policy, then schedules the release if idle.
   private func abandonFetchIfUnobserved(_ generation: UInt64? = nil, leavingWaiters: Int = 0) {
     if registry.abandonedFetch == .cancel, broadcaster.subscriberCount == 0 {
       perform(machine.abandonFetch(generation, leavingWaiters: leavingWaiters))

@@ -16,8 +16,10 @@ struct ReleaseClock: Sendable {
   }
 }
 
-/// The leases of one param (operations in progress; a leased param is never released), and
-/// when it is released once idle: ``releaseDelay`` after the last ``scheduleRelease()``.
+/// The leases of one param (operations in progress; a leased param is never released),
+/// whether it is busy (a fetch in flight or a cache write pending, as its coordinator
+/// mirrors), and when it is released once idle: ``releaseDelay`` after the last
+/// ``scheduleRelease()``. Read and changed off the coordinator's actor, under one lock.
 ///
 /// One task sleeps until the deadline, and again while later calls move it: the end of a
 /// subscription moves a deadline (a lock) instead of cancelling one task and starting
@@ -25,6 +27,11 @@ struct ReleaseClock: Sendable {
 /// ``onDue(_:)``, which checks that the param is still idle before releasing it.
 final class FlowLifetime: Sendable {
   private struct State {
+    var leases = 0
+    /// A fetch is in flight.
+    var fetching = false
+    /// A fetch is in flight or a cache write is pending.
+    var busy = false
     /// When the release is due, as an offset on ``clock``; `nil` when none is scheduled.
     var deadline: Duration?
     /// A task runs (it sleeps until ``deadline``, again while it moves).
@@ -35,7 +42,6 @@ final class FlowLifetime: Sendable {
   let releaseDelay: Duration
   private let clock: ReleaseClock
   private let state = KilnMutex(State())
-  private let leases = KilnMutex(0)
 
   init(releaseDelay: Duration, clock: ReleaseClock) {
     self.releaseDelay = releaseDelay
@@ -44,29 +50,48 @@ final class FlowLifetime: Sendable {
 
   /// Takes a lease.
   func lease() {
-    leases.withLock { $0 += 1 }
+    state.withLock { $0.leases += 1 }
   }
 
-  /// Ends a lease.
-  ///
-  /// - Returns: Whether it was the last.
+  /// Ends a lease; returns whether it was the last.
   func endLease() -> Bool {
-    leases.withLock { leases in
-      leases -= 1
-      return leases == 0
+    state.withLock { state in
+      state.leases -= 1
+      return state.leases == 0
     }
   }
 
   /// Whether a lease is held.
   var isLeased: Bool {
-    leases.withLock { $0 } > 0
+    state.withLock { $0.leases > 0 }
+  }
+
+  /// Mirrors the coordinator's activity.
+  func setActivity(fetching: Bool, busy: Bool) {
+    state.withLock { state in
+      state.fetching = fetching
+      state.busy = busy
+    }
+  }
+
+  /// The last subscriber left: schedules the release when nothing is busy or leased.
+  ///
+  /// - Parameter cancelsAbandonedFetch: Whether a fetch nobody waits for is cancelled.
+  /// - Returns: Whether a fetch is in flight that the coordinator must cancel first (it then
+  ///   schedules the release itself once idle).
+  func lastSubscriberLeft(cancelsAbandonedFetch: Bool) -> Bool {
+    let (fetching, idle) = state.withLock { ($0.fetching, !$0.busy && $0.leases == 0) }
+    if fetching, cancelsAbandonedFetch { return true }
+    // A subscriber arriving now finds the release not due: it checks again that the param
+    // is idle and unused.
+    if idle { scheduleRelease() }
+    return false
   }
 
   /// Sets what runs when a release falls due.
   func onDue(_ action: @escaping @Sendable () async -> Void) {
     state.withLock { $0.action = action }
   }
-
   /// Whether a release is scheduled and not yet due: one scheduled again after the due one
   /// moved it, which the due one must leave to its own deadline.
   var isReleaseScheduled: Bool {

@@ -52,32 +52,11 @@ extension FlowCoordinator {
   @inlinable
   static func showsValidCache(_ coordinator: FlowCoordinator) -> Bool {
     guard let memoryCacher = coordinator.source.memoryCacher, let memory = memoryCacher.memory,
-      let settledAt = coordinator.mirror.withLock({ $0.settledAt }),
+      let settledAt = coordinator.settledAt.withLock({ $0 }),
       let entry = memory.entry(forKey: coordinator.param), entry.storedAt == settledAt
     else { return false }
     return !coordinator.registry.isInvalidated(coordinator.param, cachedAt: settledAt)
       && !memoryCacher.isExpired(cachedAt: settledAt)
-  }
-}
-
-/// The part of a coordinator's state read without hopping onto its actor, derived from its
-/// machine. Not nested in the coordinator (so not generic): reading it from unspecialised
-/// code looks up no metadata.
-@usableFromInline
-struct FlowMirror: Sendable, Equatable {
-  /// The machine's ``FlowStateMachine/settledAt``.
-  @usableFromInline var settledAt: Date?
-  /// A fetch is in flight.
-  var fetching = false
-  /// A fetch is in flight or a cache write is pending: not idle.
-  var busy = false
-
-  @usableFromInline init() {}
-
-  init(settledAt: Date?, fetching: Bool, busy: Bool) {
-    self.settledAt = settledAt
-    self.fetching = fetching
-    self.busy = busy
   }
 }
 
