@@ -4,7 +4,7 @@
 # scripts run them: Scripts/test.sh runs each in a `swift test` process of its own, and so do
 # the sanitizer scripts (below). A test target of Package.swift missing here fails
 # `kiln_check_test_targets`, which each of them calls.
-kiln_test_targets='KilnCore KilnTesting KilnQuery KilnStorage KilnNetwork KilnRepository'
+kiln_test_targets='KilnCore KilnTesting KilnQuery KilnStorage KilnNetwork KilnRepository KilnRepositoryNetwork'
 kiln_test_targets+=' KilnDispatch KilnIntegration'
 
 # What the sanitizer scripts run, one `swift test` process each, in this order: every test
