@@ -63,6 +63,7 @@ let package = Package(
     .library(name: "KilnNetwork", targets: ["KilnNetwork"]),
     .library(name: "KilnRepository", targets: ["KilnRepository"]),
     .library(name: "KilnRepositoryNetwork", targets: ["KilnRepositoryNetwork"]),
+    .library(name: "KilnRepositoryTesting", targets: ["KilnRepositoryTesting"]),
     .library(name: "KilnSwiftUI", targets: ["KilnSwiftUI"]),
     .library(name: "KilnDispatch", targets: ["KilnDispatch"]),
     .library(name: "KilnTesting", targets: ["KilnTesting"]),
@@ -196,11 +197,16 @@ let package = Package(
     // The loaders over KilnNetwork's handler (SimpleNetworkLoader): the only part of the
     // repository that networks, so that `import KilnRepository` builds no KilnNetwork.
     module("KilnRepositoryNetwork", package: "Repository", dependencies: ["KilnRepository", "KilnNetwork"]),
+    // Test support for users' repositories: controlled fetchers and a state recorder.
+    module(
+      "KilnRepositoryTesting", package: "Repository",
+      dependencies: ["KilnRepository", "KilnTesting", "_KilnSynchronization"]),
     // SwiftUI views over the loaders; empty where SwiftUI does not exist (Linux).
     module("KilnSwiftUI", package: "Repository", dependencies: ["KilnRepository"]),
     tests(
       for: "KilnRepository", package: "Repository", dependencies: ["KilnCore", "KilnTesting", "_KilnSynchronization"]),
     tests(for: "KilnRepositoryNetwork", package: "Repository", dependencies: ["KilnTesting", "_KilnTestServer"]),
+    tests(for: "KilnRepositoryTesting", package: "Repository", dependencies: ["KilnRepository", "KilnTesting"]),
 
     // Dispatch: Brisk's GCD operators, timers and async bridges. Stands alone: no KilnCore.
     module("KilnDispatch", package: "Dispatch+", dependencies: ["_KilnSynchronization"]),

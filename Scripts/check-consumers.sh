@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Proves that Kiln's library products need no package beyond the Swift toolchain, and that
 # they follow the layers of ARCHITECTURE.md: builds throwaway packages that depend on Kiln by
-# path, one using KilnCore alone, one KilnRepository alone and one every product, and fails if
-# SwiftPM resolved or fetched any other package, or if a consumer built a Kiln module its
-# products must not need (KilnRepository builds neither KilnNetwork nor KilnQuery: its network
-# loader is KilnRepositoryNetwork's).
+# path, one using KilnCore alone, one KilnRepository alone, one KilnRepositoryTesting alone and
+# one every product, and fails if SwiftPM resolved or fetched any other package, or if a
+# consumer built a Kiln module its products must not need (KilnRepository, and the
+# KilnRepositoryTesting over it, build neither KilnNetwork nor KilnQuery: the network loader is
+# KilnRepositoryNetwork's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib/common.sh
@@ -70,9 +71,10 @@ MANIFEST
   echo "$name: builds, fetched nothing${forbidden:+, built none of $forbidden}"
 }
 
-every="KilnCore KilnQuery KilnStorage KilnNetwork KilnRepository KilnRepositoryNetwork KilnSwiftUI KilnDispatch"
-every+=" KilnTesting"
+every="KilnCore KilnQuery KilnStorage KilnNetwork KilnRepository KilnRepositoryNetwork KilnRepositoryTesting"
+every+=" KilnSwiftUI KilnDispatch KilnTesting"
 
 check KilnCoreOnly "KilnCore" "KilnCore"
 check KilnRepositoryOnly "KilnRepository" "KilnRepository" "KilnNetwork KilnQuery"
+check KilnRepositoryTestingOnly "KilnRepositoryTesting" "KilnRepositoryTesting" "KilnNetwork KilnQuery"
 check EveryProduct "$every" "$every"

@@ -5,7 +5,7 @@
 # the sanitizer scripts (below). A test target of Package.swift missing here fails
 # `kiln_check_test_targets`, which each of them calls.
 kiln_test_targets='KilnCore KilnTesting KilnQuery KilnStorage KilnNetwork KilnRepository KilnRepositoryNetwork'
-kiln_test_targets+=' KilnDispatch KilnIntegration'
+kiln_test_targets+=' KilnRepositoryTesting KilnDispatch KilnIntegration'
 
 # What the sanitizer scripts run, one `swift test` process each, in this order: every test
 # target, with KilnNetworkTests' wall-clock fault suites (real URLSession and AsyncHTTPClient
