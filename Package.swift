@@ -204,7 +204,8 @@ let package = Package(
     // SwiftUI views over the loaders; empty where SwiftUI does not exist (Linux).
     module("KilnSwiftUI", package: "Repository", dependencies: ["KilnRepository"]),
     tests(
-      for: "KilnRepository", package: "Repository", dependencies: ["KilnCore", "KilnTesting", "_KilnSynchronization"]),
+      for: "KilnRepository", package: "Repository",
+      dependencies: ["KilnCore", "KilnTesting", "KilnRepositoryTesting", "_KilnSynchronization"]),
     tests(for: "KilnRepositoryNetwork", package: "Repository", dependencies: ["KilnTesting", "_KilnTestServer"]),
     tests(for: "KilnRepositoryTesting", package: "Repository", dependencies: ["KilnRepository", "KilnTesting"]),
 
