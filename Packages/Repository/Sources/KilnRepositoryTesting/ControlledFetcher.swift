@@ -1,7 +1,7 @@
 public import KilnRepository
 import KilnTesting
 
-/// A ``KilnRepository/Fetcher`` whose calls wait until the test answers them: one by one, in
+/// A `Fetcher` whose calls wait until the test answers them: one by one, in
 /// any order, before or after they arrive.
 ///
 /// Calls are numbered from 0 in the order they arrive. The test answers call `n` with
@@ -97,6 +97,10 @@ public final class ControlledFetcher<Param: Hashable & Sendable, Data: Sendable>
   /// - Parameters:
   ///   - call: The number of the call to wait for.
   ///   - timeout: How long to wait; the fetcher's timeout when `nil`.
+  ///   - fileID: The file ID of the caller, where a wait that runs out records its issue.
+  ///   - filePath: The file path of the caller.
+  ///   - line: The line of the caller.
+  ///   - column: The column of the caller.
   /// - Returns: Whether the call started.
   @discardableResult
   public func waitForCall(
@@ -117,6 +121,10 @@ public final class ControlledFetcher<Param: Hashable & Sendable, Data: Sendable>
   /// - Parameters:
   ///   - count: The number of ended calls to wait for.
   ///   - timeout: How long to wait; the fetcher's timeout when `nil`.
+  ///   - fileID: The file ID of the caller, where a wait that runs out records its issue.
+  ///   - filePath: The file path of the caller.
+  ///   - line: The line of the caller.
+  ///   - column: The column of the caller.
   /// - Returns: Whether that many calls ended.
   @discardableResult
   public func waitForEndedCalls(
@@ -137,6 +145,10 @@ public final class ControlledFetcher<Param: Hashable & Sendable, Data: Sendable>
   /// - Parameters:
   ///   - count: The number of cancelled calls to wait for.
   ///   - timeout: How long to wait; the fetcher's timeout when `nil`.
+  ///   - fileID: The file ID of the caller, where a wait that runs out records its issue.
+  ///   - filePath: The file path of the caller.
+  ///   - line: The line of the caller.
+  ///   - column: The column of the caller.
   /// - Returns: Whether that many calls were cancelled.
   @discardableResult
   public func waitForCancelledCalls(

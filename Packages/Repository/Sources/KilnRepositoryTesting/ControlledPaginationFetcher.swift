@@ -1,8 +1,8 @@
 public import KilnRepository
 import KilnTesting
 
-/// A ``KilnRepository/TwoWayPaginationFetcher`` (so also a
-/// ``KilnRepository/PaginationFetcher``) whose page requests wait until the test answers them.
+/// A `TwoWayPaginationFetcher` (so also a `PaginationFetcher`) whose page requests wait until
+/// the test answers them.
 ///
 /// It works as ``ControlledFetcher`` does: first, next and previous pages are calls numbered
 /// from 0 in one sequence, in the order they arrive, and ``requests`` says which page each
@@ -24,12 +24,12 @@ public final class ControlledPaginationFetcher<Param: Hashable & Sendable, Eleme
 {
   /// The page a call asked for.
   public enum Request: Hashable, Sendable {
-    /// The first page (``KilnRepository/PaginationFetcher/fetch(param:)``).
+    /// The first page (`fetch(param:)`).
     case first(param: Param)
-    /// The page after the held ones (``KilnRepository/PaginationFetcher/fetchNext(nextKey:param:)``).
+    /// The page after the held ones (`fetchNext(nextKey:param:)`).
     case next(key: String, param: Param)
     /// The page before the held ones
-    /// (``KilnRepository/TwoWayPaginationFetcher/fetchPrev(prevKey:param:)``).
+    /// (`fetchPrev(prevKey:param:)`).
     case prev(key: String, param: Param)
   }
 
@@ -93,7 +93,16 @@ public final class ControlledPaginationFetcher<Param: Hashable & Sendable, Eleme
   public var cancelledCount: Int { calls.cancelled.value }
 
   /// Suspends until call `call` (0-based) has started; records an issue at the caller and
-  /// returns `false` when it has not within `timeout` (the fetcher's when `nil`).
+  /// returns `false` when it has not within `timeout`.
+  ///
+  /// - Parameters:
+  ///   - call: The number of the call to wait for.
+  ///   - timeout: How long to wait; the fetcher's timeout when `nil`.
+  ///   - fileID: The file ID of the caller, where a wait that runs out records its issue.
+  ///   - filePath: The file path of the caller.
+  ///   - line: The line of the caller.
+  ///   - column: The column of the caller.
+  /// - Returns: Whether the call started.
   @discardableResult
   public func waitForCall(
     _ call: Int, timeout: Duration? = nil,
@@ -106,7 +115,16 @@ public final class ControlledPaginationFetcher<Param: Hashable & Sendable, Eleme
   }
 
   /// Suspends until at least `count` calls have ended; records an issue at the caller and
-  /// returns `false` when they have not within `timeout` (the fetcher's when `nil`).
+  /// returns `false` when they have not within `timeout`.
+  ///
+  /// - Parameters:
+  ///   - count: The number of ended calls to wait for.
+  ///   - timeout: How long to wait; the fetcher's timeout when `nil`.
+  ///   - fileID: The file ID of the caller, where a wait that runs out records its issue.
+  ///   - filePath: The file path of the caller.
+  ///   - line: The line of the caller.
+  ///   - column: The column of the caller.
+  /// - Returns: Whether that many calls ended.
   @discardableResult
   public func waitForEndedCalls(
     _ count: Int, timeout: Duration? = nil,
@@ -119,8 +137,16 @@ public final class ControlledPaginationFetcher<Param: Hashable & Sendable, Eleme
   }
 
   /// Suspends until at least `count` calls have been cancelled while they waited; records an
-  /// issue at the caller and returns `false` when they have not within `timeout` (the
-  /// fetcher's when `nil`).
+  /// issue at the caller and returns `false` when they have not within `timeout`.
+  ///
+  /// - Parameters:
+  ///   - count: The number of cancelled calls to wait for.
+  ///   - timeout: How long to wait; the fetcher's timeout when `nil`.
+  ///   - fileID: The file ID of the caller, where a wait that runs out records its issue.
+  ///   - filePath: The file path of the caller.
+  ///   - line: The line of the caller.
+  ///   - column: The column of the caller.
+  /// - Returns: Whether that many calls were cancelled.
   @discardableResult
   public func waitForCancelledCalls(
     _ count: Int, timeout: Duration? = nil,

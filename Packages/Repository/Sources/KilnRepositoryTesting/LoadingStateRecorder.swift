@@ -2,7 +2,7 @@ public import KilnRepository
 import KilnTesting
 import _KilnSynchronization
 
-/// Subscribes to a ``KilnRepository/LoadingStateSequence`` and keeps every state it sees, in
+/// Subscribes to a `LoadingStateSequence` and keeps every state it sees, in
 /// order, for a test to read and wait on.
 ///
 /// ```swift
@@ -31,7 +31,7 @@ public final class LoadingStateRecorder<Content: Sendable>: Sendable {
   /// Subscribes to `states` and starts recording.
   ///
   /// - Parameters:
-  ///   - states: The states to record, usually ``KilnRepository/StoreFlowable/publish(forceRefresh:)``.
+  ///   - states: The states to record, usually a flowable's `publish()`.
   ///   - timeout: How long the waits wait by default before they record an issue. 30 seconds
   ///     by default.
   public init(_ states: LoadingStateSequence<Content>, timeout: Duration = .seconds(30)) {
@@ -74,6 +74,10 @@ public final class LoadingStateRecorder<Content: Sendable>: Sendable {
   /// - Parameters:
   ///   - count: The number of states to wait for.
   ///   - timeout: How long to wait; the recorder's timeout when `nil`.
+  ///   - fileID: The file ID of the caller, where a wait that runs out records its issue.
+  ///   - filePath: The file path of the caller.
+  ///   - line: The line of the caller.
+  ///   - column: The column of the caller.
   /// - Returns: Every state seen so far, in order.
   @discardableResult
   public func waitForCount(
@@ -98,6 +102,10 @@ public final class LoadingStateRecorder<Content: Sendable>: Sendable {
   ///
   /// - Parameters:
   ///   - timeout: How long to wait; the recorder's timeout when `nil`.
+  ///   - fileID: The file ID of the caller, where a wait that runs out records its issue.
+  ///   - filePath: The file path of the caller.
+  ///   - line: The line of the caller.
+  ///   - column: The column of the caller.
   ///   - predicate: The state to wait for.
   /// - Returns: The first state seen that `predicate` accepts, or `nil`.
   @discardableResult
