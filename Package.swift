@@ -62,6 +62,8 @@ let package = Package(
     .library(name: "KilnStorage", targets: ["KilnStorage"]),
     .library(name: "KilnNetwork", targets: ["KilnNetwork"]),
     .library(name: "KilnRepository", targets: ["KilnRepository"]),
+    .library(name: "KilnRepositoryNetwork", targets: ["KilnRepositoryNetwork"]),
+    .library(name: "KilnRepositoryTesting", targets: ["KilnRepositoryTesting"]),
     .library(name: "KilnSwiftUI", targets: ["KilnSwiftUI"]),
     .library(name: "KilnDispatch", targets: ["KilnDispatch"]),
     .library(name: "KilnTesting", targets: ["KilnTesting"]),
@@ -191,17 +193,21 @@ let package = Package(
       exclude: ["OpenAPI/openapi.yaml", "OpenAPI/openapi-generator-config.yaml"]),
 
     // Repository: single source of truth, loading states, pagination, loaders.
+    module("KilnRepository", package: "Repository", dependencies: ["KilnCore", "KilnStorage", "_KilnSynchronization"]),
+    // The loaders over KilnNetwork's handler (SimpleNetworkLoader): the only part of the
+    // repository that networks, so that `import KilnRepository` builds no KilnNetwork.
+    module("KilnRepositoryNetwork", package: "Repository", dependencies: ["KilnRepository", "KilnNetwork"]),
+    // Test support for users' repositories: controlled fetchers and a state recorder.
     module(
-      "KilnRepository",
-      package: "Repository",
-      // KilnNetwork only for SimpleNetworkLoader; the repository itself needs none of it.
-      dependencies: ["KilnCore", "KilnStorage", "KilnNetwork", "_KilnSynchronization"]
-    ),
+      "KilnRepositoryTesting", package: "Repository",
+      dependencies: ["KilnRepository", "KilnTesting", "_KilnSynchronization"]),
     // SwiftUI views over the loaders; empty where SwiftUI does not exist (Linux).
     module("KilnSwiftUI", package: "Repository", dependencies: ["KilnRepository"]),
     tests(
       for: "KilnRepository", package: "Repository",
-      dependencies: ["KilnCore", "KilnTesting", "_KilnSynchronization", "_KilnTestServer"]),
+      dependencies: ["KilnCore", "KilnTesting", "KilnRepositoryTesting", "_KilnSynchronization"]),
+    tests(for: "KilnRepositoryNetwork", package: "Repository", dependencies: ["KilnTesting", "_KilnTestServer"]),
+    tests(for: "KilnRepositoryTesting", package: "Repository", dependencies: ["KilnRepository", "KilnTesting"]),
 
     // Dispatch: Brisk's GCD operators, timers and async bridges. Stands alone: no KilnCore.
     module("KilnDispatch", package: "Dispatch+", dependencies: ["_KilnSynchronization"]),

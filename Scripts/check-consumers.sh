@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Proves that Kiln's library products need no package beyond the Swift toolchain: builds a
-# throwaway package that depends on Kiln by path and uses KilnCore alone, then one that uses
-# every product, and fails if SwiftPM resolved or fetched any other package.
+# Proves that Kiln's library products need no package beyond the Swift toolchain, and that
+# they follow the layers of ARCHITECTURE.md: builds throwaway packages that depend on Kiln by
+# path, one using KilnCore alone, one KilnRepository alone, one KilnRepositoryTesting alone and
+# one every product, and fails if SwiftPM resolved or fetched any other package, or if a
+# consumer built a Kiln module its products must not need (KilnRepository, and the
+# KilnRepositoryTesting over it, build neither KilnNetwork nor KilnQuery: the network loader is
+# KilnRepositoryNetwork's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib/common.sh
@@ -12,8 +16,9 @@ identity=$(basename "$root" | tr '[:upper:]' '[:lower:]')
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+# check NAME "PRODUCTS" "IMPORTS" ["MODULES IT MUST NOT BUILD"]
 check() {
-  local name=$1 products=$2 imports=$3
+  local name=$1 products=$2 imports=$3 forbidden=${4:-}
   local dir="$work/$name"
   mkdir -p "$dir/Sources/App"
   local deps=""
@@ -43,9 +48,33 @@ MANIFEST
     echo "$name: resolved external packages: ${fetched:-see Package.resolved}"
     return 1
   fi
-  echo "$name: builds, fetched nothing"
+  # Whether SwiftPM compiled a module: its .swiftmodule, or an object file in its folder (it
+  # makes a <module>.build folder for every module of the package, compiled or not).
+  compiled() {
+    [[ -n $(find "$dir/.build" -not -path "*/checkouts/*" \( -name "$1.swiftmodule" -o -path "*/$1.build/*.o" \) \
+      -print -quit) ]]
+  }
+  local module built=()
+  for module in $imports; do
+    if ! compiled "$module"; then
+      echo "$name: cannot tell which modules were built: $module, which it imports, looks unbuilt"
+      return 1
+    fi
+  done
+  for module in $forbidden; do
+    if compiled "$module"; then built+=("$module"); fi
+  done
+  if [[ ${#built[@]} -gt 0 ]]; then
+    echo "$name: built ${built[*]}, which $products must not depend on"
+    return 1
+  fi
+  echo "$name: builds, fetched nothing${forbidden:+, built none of $forbidden}"
 }
 
+every="KilnCore KilnQuery KilnStorage KilnNetwork KilnRepository KilnRepositoryNetwork KilnRepositoryTesting"
+every+=" KilnSwiftUI KilnDispatch KilnTesting"
+
 check KilnCoreOnly "KilnCore" "KilnCore"
-check EveryProduct "KilnCore KilnQuery KilnStorage KilnNetwork KilnRepository KilnSwiftUI KilnDispatch KilnTesting" \
-  "KilnCore KilnQuery KilnStorage KilnNetwork KilnRepository KilnSwiftUI KilnDispatch KilnTesting"
+check KilnRepositoryOnly "KilnRepository" "KilnRepository" "KilnNetwork KilnQuery"
+check KilnRepositoryTestingOnly "KilnRepositoryTesting" "KilnRepositoryTesting" "KilnNetwork KilnQuery"
+check EveryProduct "$every" "$every"

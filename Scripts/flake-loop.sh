@@ -35,7 +35,7 @@ if [[ ${#filters[@]} -eq 0 ]]; then
     'KilnStorageTests.Postgres'
     'KilnNetworkTests'
     'KilnIntegrationTests'
-    'KilnRepositoryTests.SimpleNetworkLoaderTests'
+    'KilnRepositoryNetworkTests'
   )
 fi
 

@@ -18,8 +18,12 @@ source Scripts/lib/common.sh
 
 scratch=${KILN_TEST_SCRATCH:-.build}
 suite_timeout=${KILN_TEST_TIMEOUT:-1200}
-all_suites=(KilnCore KilnTesting KilnQuery KilnStorage KilnNetwork KilnRepository KilnDispatch KilnIntegration)
+read -ra all_suites <<<"$kiln_test_targets"
 suites=("${@:-${all_suites[@]}}")
+if [[ $# -eq 0 ]] && ! kiln_check_test_targets; then
+  echo "0 passed, 1 failed"
+  exit 1
+fi
 swift_flags=(--scratch-path "$scratch" --enable-all-traits)
 
 kiln_ensure_system_libraries

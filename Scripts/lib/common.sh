@@ -1,15 +1,42 @@
 # Shared helpers for Kiln's scripts. Source it; do not run it.
 
+# Every test target, by its module's name (KilnCore for KilnCoreTests), in the order the
+# scripts run them: Scripts/test.sh runs each in a `swift test` process of its own, and so do
+# the sanitizer scripts (below). A test target of Package.swift missing here fails
+# `kiln_check_test_targets`, which each of them calls.
+kiln_test_targets='KilnCore KilnTesting KilnQuery KilnStorage KilnNetwork KilnRepository KilnRepositoryNetwork'
+kiln_test_targets+=' KilnRepositoryTesting KilnDispatch KilnIntegration'
+
 # What the sanitizer scripts run, one `swift test` process each, in this order: every test
 # target, with KilnNetworkTests' wall-clock fault suites (real URLSession and AsyncHTTPClient
 # exchanges under 1–2 s transport timeouts) in a process of their own. Beside the rest of
 # their target under Thread Sanitizer (its 4,000-request stress suite among it), a URLSession
 # exchange was starved past its 1 s idle timeout before its first 100 KB. Each entry is a
 # `--filter` regex, anchored at the start of a test's ID.
-kiln_sanitizer_runs='KilnCoreTests\. KilnTestingTests\. KilnQueryTests\. KilnStorageTests\.'
-kiln_sanitizer_runs+=' KilnNetworkTests\.(?!WireFaultTests|TransportFailureTests)'
-kiln_sanitizer_runs+=' KilnNetworkTests\.(WireFaultTests|TransportFailureTests)'
-kiln_sanitizer_runs+=' KilnRepositoryTests\. KilnDispatchTests\. KilnIntegrationTests\.'
+kiln_sanitizer_runs=''
+for kiln_target in $kiln_test_targets; do
+  if [[ $kiln_target == KilnNetwork ]]; then
+    kiln_sanitizer_runs+=' KilnNetworkTests\.(?!WireFaultTests|TransportFailureTests)'
+    kiln_sanitizer_runs+=' KilnNetworkTests\.(WireFaultTests|TransportFailureTests)'
+  else
+    kiln_sanitizer_runs+=" ${kiln_target}Tests\\."
+  fi
+done
+unset kiln_target
+
+# Fails (status 1, naming them) when Package.swift declares a test target that
+# `kiln_test_targets` does not list, so that no script silently skips a new one.
+kiln_check_test_targets() {
+  local declared missing=() name
+  declared=$(perl -0ne 'print "$1\n" while /tests\(\s*for:\s*"(\w+)"/g; print "$1\n" while /\.testTarget\(\s*name:\s*"(\w+)Tests"/g' Package.swift)
+  for name in $declared; do
+    [[ " $kiln_test_targets " == *" $name "* ]] || missing+=("${name}Tests")
+  done
+  if [[ ${#missing[@]} -gt 0 ]]; then
+    echo "Scripts/lib/common.sh: kiln_test_targets lacks ${missing[*]} (declared in Package.swift)" >&2
+    return 1
+  fi
+}
 
 # Runs a command as root: directly when we are root, through sudo otherwise.
 kiln_as_root() {
@@ -62,6 +89,7 @@ kiln_run_sanitized() {
       *) echo "kiln_run_sanitized: unknown option $1" >&2; return 2 ;;
     esac
   done
+  if [[ ${#suites[@]} -gt 0 && $# -eq 0 ]]; then kiln_check_test_targets || return 1; fi
   swift build --build-tests "${flags[@]}" ${build_flags[@]+"${build_flags[@]}"}
   kiln_sanitizer_log=$(mktemp)
   source Scripts/lib/postgres.sh

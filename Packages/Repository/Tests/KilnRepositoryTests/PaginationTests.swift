@@ -1,5 +1,6 @@
 import Foundation
 import KilnRepository
+import KilnRepositoryTesting
 import KilnTesting
 import Testing
 
@@ -19,37 +20,37 @@ struct PaginationTests {
   func nextPages() async {
     let pages = NumberPages(count: 3)
     let list = forward(pages)
-    let subscriber = Subscriber(list.publish())
-    #expect(await subscriber.wait(for: 2) == [.loading(content: nil), page([0, 1], next: more)])
+    let subscriber = LoadingStateRecorder(list.publish())
+    #expect(await subscriber.waitForCount(2) == [.loading(content: nil), page([0, 1], next: more)])
     #expect(await list.requestNextData() == .loaded)
     #expect(await list.requestNextData() == .loaded)
     #expect(await list.requestNextData() == .skipped(.noMoreData))
     #expect(
-      await subscriber.wait(for: 6) == [
+      await subscriber.waitForCount(6) == [
         .loading(content: nil), page([0, 1], next: more), page([0, 1], next: .loading),
         page([0, 1, 10, 11], next: more),
         page([0, 1, 10, 11], next: .loading), page([0, 1, 10, 11, 20, 21], next: noMore),
       ])
     #expect(pages.calls.values == ["first", "next:1", "next:2"])
     #expect(await list.getData(from: .cache) == [0, 1, 10, 11, 20, 21])
-    await subscriber.cancel()
+    await subscriber.stop()
   }
 
   @Test("a failed next page keeps the data and the key; continueWhenError decides the retry")
   func nextFailure() async {
     let pages = NumberPages(count: 3)
     let list = forward(pages)
-    let subscriber = Subscriber(list.publish())
-    _ = await subscriber.wait(for: 2)
+    let subscriber = LoadingStateRecorder(list.publish())
+    _ = await subscriber.waitForCount(2)
     pages.fail("next:1")
     #expect(await list.requestNextData() == .failed(TestError("next:1")))
-    #expect(await subscriber.wait(for: 4).last == page([0, 1], next: .error(TestError("next:1"))))
+    #expect(await subscriber.waitForCount(4).last == page([0, 1], next: .error(TestError("next:1"))))
     #expect(await list.requestNextData(continueWhenError: false) == .skipped(.previousError))
     pages.heal("next:1")
     #expect(await list.requestNextData(continueWhenError: true) == .loaded)
-    #expect(await subscriber.wait(for: 6).last == page([0, 1, 10, 11], next: more))
+    #expect(await subscriber.waitForCount(6).last == page([0, 1, 10, 11], next: more))
     #expect(pages.calls.values == ["first", "next:1", "next:1"])
-    await subscriber.cancel()
+    await subscriber.stop()
   }
 
   @Test("additional requests in an error state or without content are rejected")
@@ -91,13 +92,13 @@ struct PaginationTests {
     let gate = Gate()
     let pages = NumberPages(count: 5, start: 2, gate: gate)
     let list = twoWay(pages)
-    let subscriber = Subscriber(list.publish())
-    #expect(await subscriber.wait(for: 2).last == page([20, 21], next: more, prev: more))
+    let subscriber = LoadingStateRecorder(list.publish())
+    #expect(await subscriber.waitForCount(2).last == page([20, 21], next: more, prev: more))
     pages.fail("prev:1")
     let next = Task { await list.requestNextData() }
     let prev = Task { await list.requestPrevData() }
     await gate.waitForWaiters(2)
-    #expect(await subscriber.wait(for: 4).last == page([20, 21], next: .loading, prev: .loading))
+    #expect(await subscriber.waitForCount(4).last == page([20, 21], next: .loading, prev: .loading))
     gate.open()
     #expect(await next.value == .loaded)
     #expect(await prev.value == .failed(TestError("prev:1")))
@@ -108,7 +109,7 @@ struct PaginationTests {
     #expect(await list.requestPrevData() == .loaded)
     #expect(await list.requestPrevData() == .skipped(.noMoreData))
     #expect(await list.getData() == [0, 1, 10, 11, 20, 21, 30, 31])
-    await subscriber.cancel()
+    await subscriber.stop()
   }
 
   @Test("a page window drops the first page going forward and brings it back as a previous page")
@@ -190,15 +191,15 @@ struct PaginationTests {
   func updateList() async {
     let pages = NumberPages(count: 4)
     let list = twoWay(pages)
-    let subscriber = Subscriber(list.publish())
-    _ = await subscriber.wait(for: 2)
+    let subscriber = LoadingStateRecorder(list.publish())
+    _ = await subscriber.waitForCount(2)
     await list.update(newData: [7], nextKey: "3", prevKey: nil)
-    #expect(await subscriber.wait(for: 3).last == page([7], next: more, prev: noMore))
+    #expect(await subscriber.waitForCount(3).last == page([7], next: more, prev: noMore))
     #expect(await list.requestNextData() == .loaded)
     #expect(await list.getData() == [7, 30, 31])
     await list.update(newData: nil)
-    #expect(await subscriber.wait(for: 6).last == .loading(content: nil))
-    await subscriber.cancel()
+    #expect(await subscriber.waitForCount(6).last == .loading(content: nil))
+    await subscriber.stop()
   }
 
   @Test("a page window survives a round trip through Codable")

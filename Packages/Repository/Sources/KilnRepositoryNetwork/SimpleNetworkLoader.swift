@@ -1,7 +1,8 @@
 public import KilnNetwork
+public import KilnRepository
 
-/// A ``Loader`` whose objects come from a `NetworkHandler`: it builds a target per key and
-/// decodes the response body as JSON (Loadability's `SimpleNetworkLoader`).
+/// A KilnRepository `Loader` whose objects come from a `NetworkHandler`: it builds a target per
+/// key and decodes the response body as JSON (Loadability's `SimpleNetworkLoader`).
 ///
 /// ```swift
 /// let users = SimpleNetworkLoader<Int, User>(handler: handler) { id in API.user(id: id) }
@@ -9,8 +10,8 @@ public import KilnNetwork
 /// users.object   // the decoded user, or nil with users.error set to a NetworkError
 /// ```
 ///
-/// Everything a ``Loader`` promises holds: concurrent loads of one key send one request,
-/// ``Loader/refresh(key:)`` always sends a new one, and the newest answer wins. Retries,
+/// Everything a `Loader` promises holds: concurrent loads of one key send one request,
+/// `refresh(key:)` always sends a new one, and the newest answer wins. Retries,
 /// authentication, timeouts and caching are the handler's.
 public typealias SimpleNetworkLoader<Key: Hashable & Sendable, Object: Decodable & Sendable> = Loader<Key, Object>
 

@@ -1,6 +1,5 @@
 import Foundation
-import KilnNetwork
-import KilnRepository
+import KilnRepositoryNetwork
 import KilnTesting
 import Testing
 import _KilnTestServer
