@@ -12,7 +12,7 @@ struct ReleaseTimingTests {
   @Test("a subscription that skips validation holds the param through a due release; the delay runs again from its end")
   func dueReleaseWhileObservedWithoutValidation() async {
     let flows = FlowRegistry<String, Int>(releaseAfter: .seconds(10), clock: clock)
-    let cacher = StoreCacher(flows: flows, now: clock.dateProvider)
+    let cacher = StoreCacher(flows: flows)
     let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: CountingFetcher { _ in 1 }, param: "a")
     // Fetches, then validates the cache (which settles it once the write has ended).
     for expected in [[.loading(content: nil), completed(1)], [completed(1)], [completed(1)]] as [[LoadingState<Int>]] {

@@ -32,11 +32,11 @@ struct RequireDataTests {
 
   @Test("requireData and getData", arguments: cases)
   func requireData(_ testCase: Case) async throws {
-    let date = ManualDate()
-    let memory = MemoryCache<String, Int>(entryLifetime: nil, now: date.provider)
-    let cacher = StoreCacher(store: memory, expiration: .seconds(60), now: date.provider)
+    let clock = ManualClock()
+    let memory = MemoryCache<String, Int>(entryLifetime: nil, now: clock.dateProvider)
+    let cacher = StoreCacher(store: memory, expiration: .seconds(60), clock: clock)
     if testCase.cache != .empty { memory.setValue(1, forKey: "a", expiresAt: nil) }
-    if testCase.cache == .expired { date.advance(by: .seconds(61)) }
+    if testCase.cache == .expired { clock.advance(by: .seconds(61)) }
     let succeeds = testCase.fetchSucceeds
     let fetcher = CountingFetcher<Int> { _ in
       guard succeeds else { throw TestError("down") }

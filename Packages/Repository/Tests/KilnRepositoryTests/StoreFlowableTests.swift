@@ -7,14 +7,14 @@ import Testing
 /// The exact states `publish()` emits for each cache state and fetch outcome.
 @Suite(.timeLimit(.minutes(1)))
 struct StoreFlowableTests {
-  let date = ManualDate()
+  let clock = ManualClock()
   let memory: MemoryCache<String, Int>
   let cacher: StoreCacher<String, Int>
   let fetcher = ControlledFetcher<String, Int>()
 
   init() {
-    memory = MemoryCache(entryLifetime: nil, now: date.provider)
-    cacher = StoreCacher(store: memory, expiration: .seconds(60), now: date.provider)
+    memory = MemoryCache(entryLifetime: nil, now: clock.dateProvider)
+    cacher = StoreCacher(store: memory, expiration: .seconds(60), clock: clock)
   }
 
   var flowable: AnyStoreFlowable<Int> {
@@ -51,7 +51,7 @@ struct StoreFlowableTests {
   @Test("an expired cache stays visible: loading(stale), then completed(fresh)")
   func expiredCache() async {
     memory.setValue(5, forKey: "a", expiresAt: nil)
-    date.advance(by: .seconds(61))
+    clock.advance(by: .seconds(61))
     let subscriber = LoadingStateRecorder(flowable.publish())
     await fetcher.waitForCall(0)
     #expect(await subscriber.waitForCount(1) == [.loading(content: 5)])
@@ -64,11 +64,11 @@ struct StoreFlowableTests {
   @Test("a store with an entry lifetime of its own keeps the content past it: stale, shown while refreshing")
   func storeLifetimeLosesNothing() async throws {
     // A MemoryCache with its default one-hour lifetime, as a new user writes it.
-    let hourly = MemoryCache<String, Int>(now: date.provider)
+    let hourly = MemoryCache<String, Int>(now: clock.dateProvider)
     #expect(hourly.entryLifetime == .seconds(3600))
-    let cacher = StoreCacher(store: hourly, expiration: .seconds(60), now: date.provider)
+    let cacher = StoreCacher(store: hourly, expiration: .seconds(60), clock: clock)
     try await cacher.saveData(5, param: "a")
-    date.advance(by: .seconds(3 * 3600))
+    clock.advance(by: .seconds(3 * 3600))
     #expect(hourly["a"] == 5, "the store dropped the content after its own lifetime")
     #expect(try await cacher.loadCachedData(param: "a")?.data == 5)
     let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: "a")
@@ -109,13 +109,13 @@ struct StoreFlowableTests {
     }
     #expect(fetcher.callCount == 0)
     // Written straight to the store.
-    date.advance(by: .seconds(1))
+    clock.advance(by: .seconds(1))
     memory.setValue(6, forKey: "a", expiresAt: nil)
     let rewritten = LoadingStateRecorder(flowable.publish())
     #expect(await rewritten.waitForCount(2) == [completed(5), completed(6)])
     await rewritten.stop()
     // Expired.
-    date.advance(by: .seconds(61))
+    clock.advance(by: .seconds(61))
     let expired = LoadingStateRecorder(flowable.publish())
     await fetcher.waitForCall(0)
     fetcher.succeed(0, with: 7)

@@ -29,7 +29,8 @@ public protocol Cacher<Param, Data>: Sendable {
   /// How long cached data stays valid; `nil` (the default) for forever.
   var expiration: Duration? { get }
 
-  /// The wall clock that stamps and expires data; `Date.init` by default.
+  /// The wall clock that stamps and expires data; by default the registry's
+  /// (``FlowRegistry/now``), so that expiry and invalidation dates agree.
   var now: @Sendable () -> Date { get }
 
   /// The cached data of `param`, or `nil`.
@@ -74,8 +75,8 @@ extension Cacher {
   /// Forever: cached data never expires.
   public var expiration: Duration? { nil }
 
-  /// `Date.init`.
-  public var now: @Sendable () -> Date { Date.init }
+  /// ``flows``' ``FlowRegistry/now``: the date of the clock the registry was made with.
+  public var now: @Sendable () -> Date { flows.now }
 
   /// Reads ``loadData(param:)``, then ``loadDataCachedAt(param:)``.
   public func loadCachedData(param: Param) async throws -> CachedData<Data>? {

@@ -1,4 +1,5 @@
 public import Foundation
+import KilnCore
 import Synchronization
 public import _KilnSynchronization
 
@@ -17,8 +18,10 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
   public let abandonedFetch: AbandonedFetchPolicy
   /// The clock the release delay runs on.
   let releaseClock: ReleaseClock
-  /// The wall clock that dates invalidations (compared with cached-at dates).
-  let now: @Sendable () -> Date
+  /// The wall clock: it dates invalidations (compared with cached-at dates), and it is the
+  /// date of the clock the release delay runs on (see ``init(releaseAfter:abandonedFetch:clock:)``),
+  /// so the two cannot disagree. A ``Cacher``'s `now` is this one unless it says otherwise.
+  public let now: @Sendable () -> Date
 
   struct Invalidation {
     var matches: @Sendable (Param) -> Bool
@@ -40,22 +43,40 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
   /// ``isInvalidated(_:cachedAt:)`` answers without the lock, on every subscription.
   private let hasInvalidations = Atomic(false)
 
-  /// Creates a registry.
+  /// Creates a registry on one clock.
   ///
   /// - Parameters:
   ///   - releaseAfter: How long the state of an unused param is kept (five minutes by default).
   ///   - abandonedFetch: Whether a fetch nobody waits for any more is cancelled (the default)
   ///     or finishes and fills the cache.
-  ///   - clock: The clock the release delay runs on.
-  ///   - now: The wall clock that dates invalidations; use the cacher's.
-  public init(
+  ///   - clock: The clock the release delay runs on; its date (``now``, see KilnCore's
+  ///     `dateProvider(for:)`: a `DatedClock`'s own date) dates invalidations. A test passes
+  ///     KilnTesting's `ManualClock` and moves both at once.
+  public convenience init(
+    releaseAfter: Duration = .seconds(300),
+    abandonedFetch: AbandonedFetchPolicy = .cancel,
+    clock: any Clock<Duration> = ContinuousClock()
+  ) {
+    self.init(releaseAfter: releaseAfter, abandonedFetch: abandonedFetch, clock: clock, date: dateProvider(for: clock))
+  }
+
+  /// Creates a registry whose release delay and invalidation dates run on two clocks.
+  @available(*, deprecated, message: "pass one clock: init(releaseAfter:abandonedFetch:clock:) dates by it")
+  public convenience init(
     releaseAfter: Duration = .seconds(300),
     abandonedFetch: AbandonedFetchPolicy = .cancel,
     clock: any Clock<Duration> = ContinuousClock(),
-    now: @escaping @Sendable () -> Date = Date.init
+    now: @escaping @Sendable () -> Date
   ) {
-    self.now = now
+    self.init(releaseAfter: releaseAfter, abandonedFetch: abandonedFetch, clock: clock, date: now)
+  }
+
+  private init(
+    releaseAfter: Duration, abandonedFetch: AbandonedFetchPolicy, clock: any Clock<Duration>,
+    date: @escaping @Sendable () -> Date
+  ) {
     precondition(releaseAfter >= .zero, "FlowRegistry releaseAfter must not be negative")
+    now = date
     releaseDelay = releaseAfter
     self.abandonedFetch = abandonedFetch
     releaseClock = ReleaseClock(clock)

@@ -6,7 +6,14 @@ public import Foundation
 /// ```swift
 /// let users = StoreCacher<UserID, User>(expiration: .minutes(30))
 /// let tiered = StoreCacher(store: TieredCache(memory: MemoryCache(entryLifetime: nil), disk: disk))
+/// let tested = StoreCacher<UserID, User>(expiration: .minutes(30), clock: manualClock)
 /// ```
+///
+/// One clock runs everything: the cacher's ``now`` (expiry), its registry's release delay and
+/// invalidation dates, and the default store's entry dates all come from the clock it is made
+/// with, or from the registry it is given (see ``init(store:expiration:flows:)``). A store you
+/// make yourself stamps entries by its own `now`: give it the same clock's date
+/// (`MemoryCache(now: dateProvider(for: clock))`).
 ///
 /// Expiry is the cacher's ``expiration``, never the store's: every entry is written with no
 /// expiry (`Date.distantFuture`), so a store with an entry lifetime of its own — such as a
@@ -27,26 +34,71 @@ public final class StoreCacher<Param: Hashable & Sendable, Data: Sendable>: Cach
   /// ``needsRefresh(cachedAt:param:)`` cost (see `FlowCoordinator.readCache()`).
   @usableFromInline let memory: MemoryCache<Param, Data>?
 
-  /// Creates a cacher over `store`.
+  /// Creates a cacher over `store`, with a registry of its own, on one clock.
   ///
   /// - Parameters:
-  ///   - store: Where the data lives; by default a `MemoryCache` without limits or lifetime.
+  ///   - store: Where the data lives; by default a `MemoryCache` without limits or lifetime,
+  ///     dated by `clock`.
   ///   - expiration: How long data stays valid; `nil` (the default) for forever.
-  ///   - flows: The registry of the params' loading states (its release delay, clock and
-  ///     what happens to a fetch nobody waits for); by default one using `now`.
-  ///   - now: The wall clock that decides expiry (and stamps the default store's entries).
+  ///   - clock: What decides expiry (by its date, see KilnCore's `dateProvider(for:)`), and
+  ///     what the registry's release delay runs on.
+  ///   - releaseAfter: How long the state of an unused param is kept (five minutes by default).
+  ///   - abandonedFetch: What happens to a fetch nobody waits for any more.
+  public convenience init(
+    store: (any KeyValueStore<Param, Data>)? = nil,
+    expiration: Duration? = nil,
+    clock: any Clock<Duration> = ContinuousClock(),
+    releaseAfter: Duration = .seconds(300),
+    abandonedFetch: AbandonedFetchPolicy = .cancel
+  ) {
+    self.init(
+      store: store, expiration: expiration,
+      flows: FlowRegistry(releaseAfter: releaseAfter, abandonedFetch: abandonedFetch, clock: clock))
+  }
+
+  /// Creates a cacher over `store` whose params' states live in `flows`, dated by its clock
+  /// (``FlowRegistry/now``).
+  ///
+  /// - Parameters:
+  ///   - store: Where the data lives; by default a `MemoryCache` without limits or lifetime,
+  ///     dated by `flows`' clock.
+  ///   - expiration: How long data stays valid; `nil` (the default) for forever.
+  ///   - flows: The registry of the params' loading states, and the clock of everything.
   public init(
     store: (any KeyValueStore<Param, Data>)? = nil,
     expiration: Duration? = nil,
+    flows: FlowRegistry<Param, Data>
+  ) {
+    precondition(expiration.map { $0 >= .zero } ?? true, "StoreCacher expiration must not be negative")
+    let store = store ?? MemoryCache<Param, Data>(entryLifetime: nil, now: flows.now)
+    self.store = store
+    self.memory = store as? MemoryCache<Param, Data>
+    self.expiration = expiration
+    self.flows = flows
+    self.now = flows.now
+  }
+
+  /// Creates a cacher whose expiry runs on a wall clock of its own, apart from its registry's.
+  @available(*, deprecated, message: "pass one clock: init(store:expiration:clock:) or init(store:expiration:flows:)")
+  public convenience init(
+    store: (any KeyValueStore<Param, Data>)? = nil,
+    expiration: Duration? = nil,
     flows: FlowRegistry<Param, Data>? = nil,
-    now: @escaping @Sendable () -> Date = Date.init
+    now: @escaping @Sendable () -> Date
+  ) {
+    self.init(store: store, expiration: expiration, flows: flows ?? FlowRegistry(now: now), now: now)
+  }
+
+  private init(
+    store: (any KeyValueStore<Param, Data>)?, expiration: Duration?, flows: FlowRegistry<Param, Data>,
+    now: @escaping @Sendable () -> Date
   ) {
     precondition(expiration.map { $0 >= .zero } ?? true, "StoreCacher expiration must not be negative")
     let store = store ?? MemoryCache<Param, Data>(entryLifetime: nil, now: now)
     self.store = store
     self.memory = store as? MemoryCache<Param, Data>
     self.expiration = expiration
-    self.flows = flows ?? FlowRegistry(now: now)
+    self.flows = flows
     self.now = now
   }
 
