@@ -98,7 +98,7 @@ final class Broadcaster<Data: Sendable, Tag: Sendable>: Sendable {
     // section gets it as its replay and is not in `subscribers`; emits never overlap.
     let subscribers = state.withLock { state in
       state.current = snapshot
-      return state.subscribers.values.map(\.continuation)
+      return state.subscribers.values.map { $0.continuation }
     }
     for continuation in subscribers { continuation.yield(snapshot) }
     return true
