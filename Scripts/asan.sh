@@ -24,7 +24,7 @@ if [[ ${1:-} == --warnings-as-errors ]]; then
 fi
 kiln_run_sanitized --flags "--sanitize=address --scratch-path .build-asan --enable-all-traits" \
   --build-flags "$build_flags" --options "ASAN_OPTIONS=detect_leaks=0 halt_on_error=1 ${ASAN_OPTIONS:-}" \
-  --timeout "${KILN_ASAN_TIMEOUT:-2400}" --show "^(✘|✔ Test run|==[0-9]+==ERROR|SUMMARY: AddressSanitizer)" \
+  --timeout "${KILN_ASAN_TIMEOUT:-2400}" --show "^(✘|✔ Test run|━ Test run|==[0-9]+==ERROR|SUMMARY: AddressSanitizer)" \
   --report "ERROR: AddressSanitizer" --context "-B2 -A60" --found "AddressSanitizer found a memory error" \
   --suites "$kiln_sanitizer_runs" \
   -- "$@"

@@ -21,6 +21,6 @@ kiln_ensure_system_libraries
 kiln_run_sanitized --flags "--sanitize=thread --scratch-path .build-tsan -Xswiftc -DKILN_TSAN" \
   --options "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/Scripts/lib/tsan-suppressions.txt ${TSAN_OPTIONS:-}" \
   --timeout "${KILN_TSAN_TIMEOUT:-2400}" \
-  --show "^(✘|✔ Test run|ThreadSanitizer|WARNING: ThreadSanitizer|SUMMARY)" \
+  --show "^(✘|✔ Test run|━ Test run|ThreadSanitizer|WARNING: ThreadSanitizer|SUMMARY)" \
   --report "WARNING: ThreadSanitizer" --context "-A40" --found "Thread Sanitizer found a race" \
   --suites "$kiln_sanitizer_runs" -- "$@"
