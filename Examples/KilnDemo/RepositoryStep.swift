@@ -93,10 +93,10 @@ func repositoryStep(workspace: URL) async throws {
   var server = try await DemoAPI.start()
   let address = APIAddress(server.baseURL)
   let disk = try DiskCache<UnitParam, PageWindow<Article>>(directory: workspace.appendingPathComponent("list"))
-  let cacher = StoreCacher(
+  let articles = Repository(
     store: TieredCache(memory: MemoryCache(entryLifetime: nil), disk: disk), expiration: .seconds(60))
   let list = PaginationStoreFlowable.from(
-    cacher: cacher, fetcher: ArticlePages(address: address), param: UnitParam(), maxPages: 2)
+    cacher: articles, fetcher: ArticlePages(address: address), param: UnitParam(), maxPages: 2)
 
   let log = StateLog()
   let observer = Task {

@@ -124,14 +124,14 @@ final class SoakStack: Sendable {
     let sharedFolder = workspace.appendingPathComponent("shared")
     sharedDisk = try DiskCache(directory: sharedFolder)
 
-    let cacher = StoreCacher<Int, PageWindow<SoakValue>>(
+    let repository = PaginationRepository<Int, SoakValue>(
       store: TieredCache(
         memory: MemoryCache(entryLifetime: nil),
         disk: try DiskCache(directory: workspace.appendingPathComponent("lists"))),
       expiration: .seconds(3))
     let fetcher = ListPages(baseURL: baseURL, handler: listHandler)
     lists = (0..<Self.listCount).map { list in
-      PaginationStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: list, maxPages: Self.maxPages)
+      PaginationStoreFlowable.from(cacher: repository, fetcher: fetcher, param: list, maxPages: Self.maxPages)
     }
     writer = WriterSupervisor(
       executable: writerExecutable, sqlitePath: database.path, diskPath: sharedFolder.path, keys: 50, stats: stats)

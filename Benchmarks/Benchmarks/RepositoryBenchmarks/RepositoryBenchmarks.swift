@@ -28,7 +28,7 @@ let benchmarks: @Sendable () -> Void = {
   comparison("Repository fan-out: one update to 10,000 subscribers", batch: subscriberCount) { benchmark in
     benchmark.stopMeasurement()
     let flowable = AnyStoreFlowable.from(
-      cacher: StoreCacher<UnitParam, Int>(), fetcher: AnyFetcher<UnitParam, Int> { _ in 0 })
+      cacher: Repository<UnitParam, Int>(), fetcher: AnyFetcher<UnitParam, Int> { _ in 0 })
     await flowable.update(0)
     let deliveries = Deliveries()
     let tasks = (0..<subscriberCount).map { _ in
@@ -78,8 +78,8 @@ let benchmarks: @Sendable () -> Void = {
   // Subscribing to a param whose memory cache is valid and receiving the first state,
   // against the floor of doing it by hand: a MemoryCache read yielded through one bare
   // AsyncStream and received.
-  let cacher = StoreCacher<UnitParam, Int>()
-  let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: AnyFetcher<UnitParam, Int> { _ in 0 })
+  let repository = Repository<UnitParam, Int>()
+  let flowable = AnyStoreFlowable.from(cacher: repository, fetcher: AnyFetcher<UnitParam, Int> { _ in 0 })
   let memory = MemoryCache<Int, Int>(entryLifetime: nil)
   memory[0] = 42
   comparison("Repository first emission from a valid memory cache", operations: .kilo) { benchmark in

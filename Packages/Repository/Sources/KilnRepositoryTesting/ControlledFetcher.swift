@@ -10,7 +10,7 @@ import KilnTesting
 ///
 /// ```swift
 /// let fetcher = ControlledFetcher<String, Int>()
-/// let user = AnyStoreFlowable.from(cacher: StoreCacher<String, Int>(), fetcher: fetcher, param: "a")
+/// let user = AnyStoreFlowable.from(cacher: Repository<String, Int>(), fetcher: fetcher, param: "a")
 /// let states = LoadingStateRecorder(user.publish())
 /// await fetcher.waitForCall(0)            // the repository asked for "a"
 /// fetcher.succeed(0, with: 7)
@@ -45,7 +45,7 @@ public final class ControlledFetcher<Param: Hashable & Sendable, Data: Sendable>
   /// ``fetch(param:)`` as a closure, for `AnyFetcher` or a `Loader`.
   ///
   /// ```swift
-  /// let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: AnyFetcher(fetcher.closure), param: "a")
+  /// let flowable = AnyStoreFlowable.from(cacher: users, fetcher: AnyFetcher(fetcher.closure), param: "a")
   /// ```
   public var closure: @Sendable (Param) async throws -> Data {
     { [self] param in try await fetch(param: param) }

@@ -10,7 +10,7 @@ import KilnTesting
 ///
 /// ```swift
 /// let pages = ControlledPaginationFetcher<String, Int>()
-/// let list = PaginationStoreFlowable.from(cacher: PaginationStoreCacher<String, Int>(), fetcher: pages, param: "l")
+/// let list = PaginationStoreFlowable.from(cacher: PaginationRepository<String, Int>(), fetcher: pages, param: "l")
 /// let next = Task { await list.validate(); return await list.requestNextData() }
 /// await pages.waitForCall(0)
 /// pages.succeed(0, with: PaginationResult(data: [1, 2], nextKey: "2"))

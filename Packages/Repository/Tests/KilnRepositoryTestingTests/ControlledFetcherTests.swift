@@ -74,10 +74,10 @@ struct ControlledFetcherTests {
   @Test("as a repository's fetcher, directly or through its closure")
   func inARepository() async {
     let fetcher = ControlledFetcher<String, Int>()
-    let cacher = StoreCacher<String, Int>()
+    let repository = Repository<String, Int>()
     for (index, flowable) in [
-      AnyStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: "a"),
-      AnyStoreFlowable.from(cacher: cacher, fetcher: AnyFetcher(fetcher.closure), param: "b"),
+      AnyStoreFlowable.from(cacher: repository, fetcher: fetcher, param: "a"),
+      AnyStoreFlowable.from(cacher: repository, fetcher: AnyFetcher(fetcher.closure), param: "b"),
     ].enumerated() {
       let states = LoadingStateRecorder(flowable.publish())
       #expect(await fetcher.waitForCall(index))
@@ -92,7 +92,7 @@ struct ControlledFetcherTests {
   func abandonedFetch() async {
     let fetcher = ControlledFetcher<String, Int>()
     let flowable = AnyStoreFlowable.from(
-      cacher: StoreCacher<String, Int>(flows: FlowRegistry(clock: ManualClock())), fetcher: fetcher, param: "a")
+      cacher: Repository<String, Int>(clock: ManualClock()), fetcher: fetcher, param: "a")
     let states = LoadingStateRecorder(flowable.publish())
     await fetcher.waitForCall(0)
     await states.stop()
@@ -133,7 +133,7 @@ struct ControlledPaginationFetcherTests {
   @Test("first, next and previous pages are calls of one sequence, answered when the test says")
   func pagesBothWays() async throws {
     let pages = ControlledPaginationFetcher<String, Int>()
-    let list = PaginationStoreFlowable.from(cacher: PaginationStoreCacher<String, Int>(), fetcher: pages, param: "l")
+    let list = PaginationStoreFlowable.from(cacher: PaginationRepository<String, Int>(), fetcher: pages, param: "l")
     let validate = Task { await list.validate() }
     #expect(await pages.waitForCall(0))
     #expect(pages.requests == [.first(param: "l")])

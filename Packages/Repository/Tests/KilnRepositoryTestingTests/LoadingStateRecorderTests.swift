@@ -15,7 +15,7 @@ struct LoadingStateRecorderTests {
   let flowable: AnyStoreFlowable<Int>
 
   init() {
-    flowable = AnyStoreFlowable.from(cacher: StoreCacher<String, Int>(), fetcher: fetcher, param: "a")
+    flowable = AnyStoreFlowable.from(cacher: Repository<String, Int>(), fetcher: fetcher, param: "a")
   }
 
   @Test("keeps every state in order, with its origin, and reads them out whole")
@@ -109,7 +109,7 @@ struct LoadingStateRecorderTests {
   func deinitLeavesTheRepository() async {
     let fetcher = ControlledFetcher<String, Int>()
     let flowable = AnyStoreFlowable.from(
-      cacher: StoreCacher<String, Int>(flows: FlowRegistry(clock: ManualClock())), fetcher: fetcher, param: "a")
+      cacher: Repository<String, Int>(clock: ManualClock()), fetcher: fetcher, param: "a")
     var states: LoadingStateRecorder<Int>? = LoadingStateRecorder(flowable.publish())
     await fetcher.waitForCall(0)
     _ = await states?.waitForCount(1)

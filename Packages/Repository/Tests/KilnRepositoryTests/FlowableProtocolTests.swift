@@ -42,14 +42,14 @@ struct FlowableProtocolTests {
   func genericOverBoth() async throws {
     let plainFetches = Mutex(0)
     let plain = AnyStoreFlowable.from(
-      cacher: StoreCacher<UnitParam, [Int]>(),
+      cacher: Repository<UnitParam, [Int]>(),
       fetcher: AnyFetcher<UnitParam, [Int]> { _ in
         plainFetches.withLock { $0 += 1 }
         return [0, 1]
       })
     let pages = Pages()
     let paged = PaginationStoreFlowable.from(
-      cacher: StoreCacher<UnitParam, PageWindow<Int>>(), fetcher: pages, param: UnitParam())
+      cacher: Repository<UnitParam, PageWindow<Int>>(), fetcher: pages, param: UnitParam())
     let expected = [
       "valid [0, 1]", "updated [7]", "refreshed [0, 1] with 1 fetch", "cleared nil",
       "first state after clear: loading true",
@@ -61,7 +61,7 @@ struct FlowableProtocolTests {
   @Test("a paged flowable's update(_:) is one page without keys, as update(newData:)")
   func pagedUpdate() async throws {
     let paged = PaginationStoreFlowable.from(
-      cacher: StoreCacher<UnitParam, PageWindow<Int>>(), fetcher: Pages(), param: UnitParam())
+      cacher: Repository<UnitParam, PageWindow<Int>>(), fetcher: Pages(), param: UnitParam())
     await paged.update([5, 6])
     let window = try #require(await paged.publishWindow().first { _ in true }?.content)
     #expect(window.pages.count == 1)

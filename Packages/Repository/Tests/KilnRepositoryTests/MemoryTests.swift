@@ -12,22 +12,21 @@ struct MemoryTests {
 
   @Test("the state of a param nobody observes is released after the delay on the clock")
   func releaseAfterDelay() async {
-    let flows = FlowRegistry<String, Int>(releaseAfter: .seconds(10), clock: clock)
-    let cacher = StoreCacher(flows: flows)
-    let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: CountingFetcher { _ in 1 }, param: "a")
+    let repository = Repository<String, Int>(clock: clock, releaseAfter: .seconds(10))
+    let flowable = AnyStoreFlowable.from(cacher: repository, fetcher: CountingFetcher { _ in 1 }, param: "a")
     let subscriber = LoadingStateRecorder(flowable.publish())
     _ = await subscriber.waitForCount(2)
-    #expect(flows.count == 1)
+    #expect(repository.count == 1)
     await subscriber.stop()
     await clock.waitForSleepers(count: 1)
     clock.advance(by: .seconds(9))
-    #expect(flows.count == 1)
+    #expect(repository.count == 1)
     // The release is scheduled from a task of its own: step the clock until it runs.
-    for _ in 0..<1_000 where flows.count > 0 {
+    for _ in 0..<1_000 where repository.count > 0 {
       clock.advance(by: .seconds(1))
       await Task.yield()
     }
-    #expect(flows.count == 0)
+    #expect(repository.count == 0)
     // The data is still cached: a new subscriber gets it without fetching.
     let again = LoadingStateRecorder(flowable.publish())
     #expect(await again.waitForCount(1) == [completed(1)])
@@ -36,9 +35,8 @@ struct MemoryTests {
 
   @Test("the release delay runs from when the last subscription ended, not from when the param first became idle")
   func releaseDelayRestartsWhenLeft() async {
-    let flows = FlowRegistry<String, Int>(releaseAfter: .seconds(10), clock: clock)
-    let cacher = StoreCacher(flows: flows)
-    let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: CountingFetcher { _ in 1 }, param: "a")
+    let repository = Repository<String, Int>(clock: clock, releaseAfter: .seconds(10))
+    let flowable = AnyStoreFlowable.from(cacher: repository, fetcher: CountingFetcher { _ in 1 }, param: "a")
     let first = LoadingStateRecorder(flowable.publish())
     _ = await first.waitForCount(2)
     await first.stop()
@@ -51,36 +49,34 @@ struct MemoryTests {
     // Due 10 s after the second subscription ended: at 16 s, not 10 s.
     clock.advance(by: .seconds(4))
     await clock.waitForSleepers(count: 1)
-    #expect(flows.count == 1)
+    #expect(repository.count == 1)
     clock.advance(by: .seconds(5))
     await clock.waitForSleepers(count: 1)
-    #expect(flows.count == 1)
+    #expect(repository.count == 1)
     clock.advance(by: .seconds(1))
-    for _ in 0..<10_000 where flows.count > 0 { await Task.yield() }
-    #expect(flows.count == 0)
+    for _ in 0..<10_000 where repository.count > 0 { await Task.yield() }
+    #expect(repository.count == 0)
   }
 
   @Test("a param used again before the delay is kept")
   func reuseKeeps() async {
-    let flows = FlowRegistry<String, Int>(releaseAfter: .seconds(10), clock: clock)
-    let cacher = StoreCacher(flows: flows)
-    let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: CountingFetcher { _ in 1 }, param: "a")
+    let repository = Repository<String, Int>(clock: clock, releaseAfter: .seconds(10))
+    let flowable = AnyStoreFlowable.from(cacher: repository, fetcher: CountingFetcher { _ in 1 }, param: "a")
     _ = await flowable.getData()
     await clock.waitForSleepers(count: 1)
     let subscriber = LoadingStateRecorder(flowable.publish())
     _ = await subscriber.waitForCount(1)
     clock.advance(by: .seconds(10))
     await clock.waitForSleepers(count: 0)
-    #expect(flows.count == 1)
+    #expect(repository.count == 1)
     await subscriber.stop()
   }
 
   @Test("the last subscriber leaving cancels the fetch; the content stays")
   func abandonedFetchCancelled() async throws {
-    let flows = FlowRegistry<String, Int>(releaseAfter: .seconds(10), clock: clock)
-    let cacher = StoreCacher(flows: flows)
+    let repository = Repository<String, Int>(clock: clock, releaseAfter: .seconds(10))
     let fetcher = ControlledFetcher<String, Int>()
-    let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: "a")
+    let flowable = AnyStoreFlowable.from(cacher: repository, fetcher: fetcher, param: "a")
     let subscribers = (0..<3).map { _ in LoadingStateRecorder(flowable.publish()) }
     await fetcher.waitForCall(0)
     await subscribers[0].stop()
@@ -89,20 +85,19 @@ struct MemoryTests {
     await subscribers[2].stop()
     await fetcher.waitForEndedCalls(1)
     #expect(fetcher.cancelledCount == 1)
-    for _ in 0..<1_000 where flows.count > 0 {
+    for _ in 0..<1_000 where repository.count > 0 {
       clock.advance(by: .seconds(1))
       await Task.yield()
     }
-    #expect(flows.count == 0)
-    #expect(try await cacher.loadData(param: "a") == nil)
+    #expect(repository.count == 0)
+    #expect(try await repository.loadData(param: "a") == nil)
   }
 
   @Test("with .finish, an abandoned fetch finishes and fills the cache")
   func abandonedFetchFinishes() async throws {
-    let flows = FlowRegistry<String, Int>(abandonedFetch: .finish, clock: clock)
-    let cacher = StoreCacher(flows: flows)
+    let repository = Repository<String, Int>(clock: clock, abandonedFetch: .finish)
     let fetcher = ControlledFetcher<String, Int>()
-    let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: "a")
+    let flowable = AnyStoreFlowable.from(cacher: repository, fetcher: fetcher, param: "a")
     let subscriber = LoadingStateRecorder(flowable.publish())
     await fetcher.waitForCall(0)
     await subscriber.stop()
@@ -113,9 +108,9 @@ struct MemoryTests {
 
   @Test("a cancelled requireData cancels the fetch it alone waited for")
   func cancelledWaiter() async {
-    let cacher = StoreCacher<String, Int>(flows: FlowRegistry(clock: clock))
+    let repository = Repository<String, Int>(clock: clock)
     let fetcher = ControlledFetcher<String, Int>()
-    let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: "a")
+    let flowable = AnyStoreFlowable.from(cacher: repository, fetcher: fetcher, param: "a")
     let waiter = Task { try await flowable.requireData() }
     await fetcher.waitForCall(0)
     waiter.cancel()
@@ -126,19 +121,18 @@ struct MemoryTests {
 
   @Test("invalidation by prefix: observed params refetch now, others on next use, others untouched")
   func invalidateByPrefix() async {
-    let flows = FlowRegistry<String, Int>(clock: clock)
-    let cacher = StoreCacher(flows: flows)
+    let repository = Repository<String, Int>(clock: clock)
     let fetcher = CountingFetcher<Int> { param in param.count }
     func flowable(_ param: String) -> AnyStoreFlowable<Int> {
-      AnyStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: param)
+      AnyStoreFlowable.from(cacher: repository, fetcher: fetcher, param: param)
     }
-    try? await cacher.store.setValue(100, forKey: "user/cold", expiresAt: nil)
+    try? await repository.saveData(100, param: "user/cold")
     let observed = LoadingStateRecorder(flowable("user/1").publish())
     _ = await observed.waitForCount(2)
     _ = await flowable("user/22").getData()
     _ = await flowable("post/1").getData()
     #expect(fetcher.calls.value == 3)
-    await flows.invalidate(prefix: "user/")
+    await repository.invalidate(prefix: "user/")
     #expect(
       await observed.waitForCount(4) == [.loading(content: nil), completed(6), .loading(content: 6), completed(6)])
     #expect(fetcher.calls.value == 4)

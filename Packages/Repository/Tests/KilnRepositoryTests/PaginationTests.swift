@@ -6,14 +6,15 @@ import Testing
 
 @Suite(.timeLimit(.minutes(1)))
 struct PaginationTests {
-  let cacher = PaginationStoreCacher<String, Int>()
+  let repository = PaginationRepository<String, Int>()
 
   func forward(_ pages: NumberPages, maxPages: Int? = nil) -> PaginationStoreFlowable<Int> {
-    PaginationStoreFlowable.from(cacher: cacher, fetcher: ForwardPages(base: pages), param: "list", maxPages: maxPages)
+    PaginationStoreFlowable.from(
+      cacher: repository, fetcher: ForwardPages(base: pages), param: "list", maxPages: maxPages)
   }
 
   func twoWay(_ pages: NumberPages, maxPages: Int? = nil) -> PaginationStoreFlowable<Int> {
-    PaginationStoreFlowable.from(cacher: cacher, fetcher: pages, param: "list", maxPages: maxPages)
+    PaginationStoreFlowable.from(cacher: repository, fetcher: pages, param: "list", maxPages: maxPages)
   }
 
   @Test("the first page, then next pages appended, until there is no next key")

@@ -24,15 +24,14 @@ struct ReleaseCapturesTests {
 
   @Test("the last subscriber leaving releases the cancelled fetch's captures at once; the state waits for the delay")
   func cancelledFetchReleasesCaptures() async {
-    let flows = FlowRegistry<String, Int>(releaseAfter: .seconds(300), clock: clock)
-    let cacher = StoreCacher(flows: flows)
+    let repository = Repository<String, Int>(clock: clock, releaseAfter: .seconds(300))
     let started = AsyncCounter()
     let weak: Weak
     do {
       let model = ViewModel()
       weak = Weak(model)
       let flowable = AnyStoreFlowable.from(
-        cacher: cacher,
+        cacher: repository,
         fetcher: AnyFetcher<String, Int> { _ in
           withExtendedLifetime(model) {}
           started.increment()
@@ -49,19 +48,18 @@ struct ReleaseCapturesTests {
     }
     #expect(await poll(timeout: .seconds(30)) { weak.isReleased }, "the fetch closure outlived its cancelled fetch")
     // The param's state is still held: the release delay has not passed on the clock.
-    #expect(flows.count == 1)
+    #expect(repository.count == 1)
   }
 
   @Test("a flowable used only through refresh() is not kept by the param's state after it returns")
   func refreshKeepsNoFetcher() async {
-    let flows = FlowRegistry<String, Int>(releaseAfter: .seconds(300), clock: clock)
-    let cacher = StoreCacher(flows: flows)
+    let repository = Repository<String, Int>(clock: clock, releaseAfter: .seconds(300))
     let weak: Weak
     do {
       let model = ViewModel()
       weak = Weak(model)
       let flowable = AnyStoreFlowable.from(
-        cacher: cacher,
+        cacher: repository,
         fetcher: AnyFetcher<String, Int> { _ in
           withExtendedLifetime(model) {}
           return 1
@@ -71,17 +69,16 @@ struct ReleaseCapturesTests {
       #expect(await flowable.getData(from: .cache) == 1)
     }
     #expect(await poll(timeout: .seconds(30)) { weak.isReleased }, "the param's state kept the fetch closure")
-    #expect(flows.count == 1)
+    #expect(repository.count == 1)
   }
 
   @Test("an invalidation still refetches with a subscriber's fetcher after others left")
   func invalidationUsesRemainingSubscriber() async {
-    let flows = FlowRegistry<String, Int>(clock: clock)
-    let cacher = StoreCacher(flows: flows)
+    let repository = Repository<String, Int>(clock: clock)
     let calls = Mutex<[String]>([])
     func flowable(_ name: String) -> AnyStoreFlowable<Int> {
       AnyStoreFlowable.from(
-        cacher: cacher,
+        cacher: repository,
         fetcher: AnyFetcher<String, Int> { _ in
           calls.withLock { $0.append(name) }
           return 1
@@ -103,7 +100,7 @@ struct ReleaseCapturesTests {
     await leavingSaw.wait(untilAtLeast: 1)
     leaves.cancel()
     await leaves.value
-    await flows.invalidateAll()
+    await repository.invalidateAll()
     #expect(await poll(timeout: .seconds(30)) { calls.withLock { $0 }.count == 2 })
     #expect(calls.withLock { $0 } == ["staying", "staying"])
     stays.cancel()

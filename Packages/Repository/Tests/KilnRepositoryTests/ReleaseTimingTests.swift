@@ -3,7 +3,7 @@ import KilnRepository
 import KilnTesting
 import Testing
 
-/// The release delay of a param, observed through `FlowRegistry.count` only, while
+/// The release delay of a param, observed through `Repository.count` only, while
 /// subscriptions skip the coordinator's actor (a valid memory cache already shown).
 @Suite(.timeLimit(.minutes(1)))
 struct ReleaseTimingTests {
@@ -11,9 +11,8 @@ struct ReleaseTimingTests {
 
   @Test("a subscription that skips validation holds the param through a due release; the delay runs again from its end")
   func dueReleaseWhileObservedWithoutValidation() async {
-    let flows = FlowRegistry<String, Int>(releaseAfter: .seconds(10), clock: clock)
-    let cacher = StoreCacher(flows: flows)
-    let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: CountingFetcher { _ in 1 }, param: "a")
+    let repository = Repository<String, Int>(clock: clock, releaseAfter: .seconds(10))
+    let flowable = AnyStoreFlowable.from(cacher: repository, fetcher: CountingFetcher { _ in 1 }, param: "a")
     // Fetches, then validates the cache (which settles it once the write has ended).
     for expected in [[.loading(content: nil), completed(1)], [completed(1)], [completed(1)]] as [[LoadingState<Int>]] {
       let subscriber = Subscriber(flowable.publish())
@@ -28,15 +27,15 @@ struct ReleaseTimingTests {
     clock.advance(by: .seconds(10))
     // The release task finds the param observed and ends: nothing sleeps any more.
     #expect(await poll(timeout: .seconds(30)) { clock.sleeperCount == 0 })
-    #expect(flows.count == 1)
+    #expect(repository.count == 1)
     await observer.cancel()
     // A new release task, due 10 s after the end (at 20 s).
     await clock.waitForSleepers(count: 1)
     clock.advance(by: .seconds(9))
     await clock.waitForSleepers(count: 1)
-    #expect(flows.count == 1)
+    #expect(repository.count == 1)
     clock.advance(by: .seconds(1))
-    for _ in 0..<10_000 where flows.count > 0 { await Task.yield() }
-    #expect(flows.count == 0)
+    for _ in 0..<10_000 where repository.count > 0 { await Task.yield() }
+    #expect(repository.count == 0)
   }
 }

@@ -34,7 +34,7 @@ struct RequireDataTests {
   func requireData(_ testCase: Case) async throws {
     let clock = ManualClock()
     let memory = MemoryCache<String, Int>(entryLifetime: nil, now: clock.dateProvider)
-    let cacher = StoreCacher(store: memory, expiration: .seconds(60), clock: clock)
+    let repository = Repository(store: memory, expiration: .seconds(60), clock: clock)
     if testCase.cache != .empty { memory.setValue(1, forKey: "a", expiresAt: nil) }
     if testCase.cache == .expired { clock.advance(by: .seconds(61)) }
     let succeeds = testCase.fetchSucceeds
@@ -42,7 +42,7 @@ struct RequireDataTests {
       guard succeeds else { throw TestError("down") }
       return 2
     }
-    let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: "a")
+    let flowable = AnyStoreFlowable.from(cacher: repository, fetcher: fetcher, param: "a")
     let expected = testCase.expected
     do {
       let value = try await flowable.requireData(from: testCase.from)

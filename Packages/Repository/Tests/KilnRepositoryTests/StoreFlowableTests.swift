@@ -9,16 +9,16 @@ import Testing
 struct StoreFlowableTests {
   let clock = ManualClock()
   let memory: MemoryCache<String, Int>
-  let cacher: StoreCacher<String, Int>
+  let repository: Repository<String, Int>
   let fetcher = ControlledFetcher<String, Int>()
 
   init() {
     memory = MemoryCache(entryLifetime: nil, now: clock.dateProvider)
-    cacher = StoreCacher(store: memory, expiration: .seconds(60), clock: clock)
+    repository = Repository(store: memory, expiration: .seconds(60), clock: clock)
   }
 
   var flowable: AnyStoreFlowable<Int> {
-    AnyStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: "a")
+    AnyStoreFlowable.from(cacher: repository, fetcher: fetcher, param: "a")
   }
 
   @Test("no cache: loading(nil), then completed with the fetched value, after one fetch")
@@ -66,12 +66,12 @@ struct StoreFlowableTests {
     // A MemoryCache with its default one-hour lifetime, as a new user writes it.
     let hourly = MemoryCache<String, Int>(now: clock.dateProvider)
     #expect(hourly.entryLifetime == .seconds(3600))
-    let cacher = StoreCacher(store: hourly, expiration: .seconds(60), clock: clock)
-    try await cacher.saveData(5, param: "a")
+    let repository = Repository(store: hourly, expiration: .seconds(60), clock: clock)
+    try await repository.saveData(5, param: "a")
     clock.advance(by: .seconds(3 * 3600))
     #expect(hourly["a"] == 5, "the store dropped the content after its own lifetime")
-    #expect(try await cacher.loadCachedData(param: "a")?.data == 5)
-    let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: "a")
+    #expect(try await repository.loadCachedData(param: "a")?.data == 5)
+    let flowable = AnyStoreFlowable.from(cacher: repository, fetcher: fetcher, param: "a")
     let subscriber = LoadingStateRecorder(flowable.publish())
     await fetcher.waitForCall(0)
     #expect(await subscriber.waitForCount(1) == [.loading(content: 5)])
@@ -128,7 +128,7 @@ struct StoreFlowableTests {
     }
     #expect(fetcher.callCount == 1)
     // Invalidated.
-    await cacher.flows.invalidateAll()
+    await repository.invalidateAll()
     let invalidated = LoadingStateRecorder(flowable.publish())
     await fetcher.waitForCall(1)
     fetcher.succeed(1, with: 8)
@@ -141,14 +141,14 @@ struct StoreFlowableTests {
   func invalidationUsesTheLatestFetcher() async {
     let first = flowable
     let other = ControlledFetcher<String, Int>()
-    let second = AnyStoreFlowable.from(cacher: cacher, fetcher: other, param: "a")
+    let second = AnyStoreFlowable.from(cacher: repository, fetcher: other, param: "a")
     memory.setValue(5, forKey: "a", expiresAt: nil)
     let early = LoadingStateRecorder(first.publish())
     #expect(await early.waitForCount(1) == [completed(5)])
     await early.stop()
     let late = LoadingStateRecorder(second.publish())
     #expect(await late.waitForCount(1) == [completed(5)])
-    await cacher.flows.invalidateAll()
+    await repository.invalidateAll()
     await other.waitForCall(0)
     other.succeed(0, with: 9)
     #expect(await late.waitForCount(3) == [completed(5), .loading(content: 5), completed(9)])
@@ -160,7 +160,7 @@ struct StoreFlowableTests {
   func validCacheFailingFetcher() async {
     memory.setValue(5, forKey: "a", expiresAt: nil)
     let failing = CountingFetcher<Int> { _ in throw TestError("down") }
-    let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: failing, param: "a")
+    let flowable = AnyStoreFlowable.from(cacher: repository, fetcher: failing, param: "a")
     let subscriber = LoadingStateRecorder(flowable.publish())
     #expect(await subscriber.waitForCount(1) == [completed(5)])
     await flowable.validate()
@@ -317,10 +317,10 @@ struct StoreFlowableTests {
     await subscriber.stop()
   }
 
-  @Test("flowables made from one cacher share the state of a param")
+  @Test("flowables made from one repository share the state of a param")
   func sharedAcrossFlowables() async {
     let first = flowable
-    let second = AnyStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: "a")
+    let second = AnyStoreFlowable.from(cacher: repository, fetcher: fetcher, param: "a")
     let subscriber = LoadingStateRecorder(first.publish())
     await fetcher.waitForCall(0)
     await second.update(4)

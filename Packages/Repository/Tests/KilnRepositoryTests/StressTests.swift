@@ -15,14 +15,13 @@ struct StressTests {
   @Test("1,000 subscribers × 100 refreshes: everyone sees every state, one fetch per refresh, nothing leaks")
   func thousandSubscribersHundredRefreshes() async {
     let clock = ManualClock()
-    let flows = FlowRegistry<String, Int>(releaseAfter: .seconds(1), clock: clock)
-    let cacher = StoreCacher(flows: flows)
+    let repository = Repository<String, Int>(clock: clock, releaseAfter: .seconds(1))
     let counter = AsyncCounter()
     let fetcher = CountingFetcher<Int> { _ in
       counter.increment()
       return counter.value
     }
-    let flowable = AnyStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: "feed")
+    let flowable = AnyStoreFlowable.from(cacher: repository, fetcher: fetcher, param: "feed")
     await flowable.update(0)
     let subscribers = (0..<1_000).map { _ in LoadingStateRecorder(flowable.publish()) }
     for subscriber in subscribers { await subscriber.waitForCount(1) }
@@ -34,23 +33,22 @@ struct StressTests {
       #expect(await subscriber.waitForCount(201) == expected)
     }
     for subscriber in subscribers { await subscriber.stop() }
-    for _ in 0..<1_000 where flows.count > 0 {
+    for _ in 0..<1_000 where repository.count > 0 {
       clock.advance(by: .seconds(1))
       await Task.yield()
     }
-    #expect(flows.count == 0)
+    #expect(repository.count == 0)
     #expect(await flowable.getData(from: .cache) == 100)
   }
 
   @Test("thousands of concurrent refreshes, updates, reads and subscriptions keep every invariant")
   func concurrentOperations() async {
-    let flows = FlowRegistry<String, Int>(clock: ManualClock())
-    let cacher = StoreCacher(flows: flows)
+    let repository = Repository<String, Int>(clock: ManualClock())
     let fetcher = CountingFetcher<Int> { _ in
       await Task.yield()
       return Int.random(in: 0..<1_000)
     }
-    let flowables = (0..<4).map { AnyStoreFlowable.from(cacher: cacher, fetcher: fetcher, param: "p\($0)") }
+    let flowables = (0..<4).map { AnyStoreFlowable.from(cacher: repository, fetcher: fetcher, param: "p\($0)") }
     let subscribers = flowables.flatMap { flowable in (0..<25).map { _ in LoadingStateRecorder(flowable.publish()) } }
     await withTaskGroup(of: Void.self) { group in
       for index in 0..<4_000 {
@@ -89,9 +87,9 @@ struct CombineStateTests {
   @Test("combineState emits the zipped latest states of both sequences")
   func combineTwo() async throws {
     let left = AnyStoreFlowable.from(
-      cacher: StoreCacher<String, Int>(), fetcher: CountingFetcher { _ in 1 }, param: "l")
+      cacher: Repository<String, Int>(), fetcher: CountingFetcher { _ in 1 }, param: "l")
     let right = AnyStoreFlowable.from(
-      cacher: StoreCacher<String, Int>(), fetcher: CountingFetcher { _ in throw TestError("r") }, param: "r")
+      cacher: Repository<String, Int>(), fetcher: CountingFetcher { _ in throw TestError("r") }, param: "r")
     await left.update(1)
     await right.update(2)
     let subscriber = LoadingStateRecorder(left.publish().combineState(right.publish()) { $0 * 10 + $1 })
@@ -109,7 +107,7 @@ struct CombineStateTests {
   @Test("combineState of five sequences and mapContent")
   func combineFive() async {
     let flowables = (0..<5).map { index in
-      AnyStoreFlowable.from(cacher: StoreCacher<String, Int>(), fetcher: CountingFetcher { _ in index }, param: "x")
+      AnyStoreFlowable.from(cacher: Repository<String, Int>(), fetcher: CountingFetcher { _ in index }, param: "x")
     }
     for (index, flowable) in flowables.enumerated() { await flowable.update(index) }
     let combined = flowables[0].publish().combineState(

@@ -1,13 +1,13 @@
 /// A ``StoreFlowable`` made from a ``Cacher`` and a ``Fetcher`` for one param.
 ///
 /// ```swift
-/// let cacher = StoreCacher<UserID, User>(expiration: .minutes(30))
-/// let user = AnyStoreFlowable.from(cacher: cacher, fetcher: UserFetcher(), param: id)
+/// let users = Repository<UserID, User>(expiration: .minutes(30))
+/// let user = AnyStoreFlowable.from(cacher: users, fetcher: UserFetcher(), param: id)
 /// for await state in user.publish() { render(state) }
 /// ```
 ///
-/// Flowables made from one cacher share the state of each param (it lives in the cacher's
-/// ``Cacher/flows``): make as many as you like, they see the same states and share fetches.
+/// Flowables made from one ``Repository`` share the state of each param (it lives in the
+/// repository): make as many as you like, they see the same states and share fetches.
 public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
   @usableFromInline let base: any FlowHandling<Data>
   /// `base.publish(forceRefresh:)`, made where the flowable was (see `init(_:)`).
@@ -26,23 +26,25 @@ public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
   /// Makes a flowable for `param`.
   ///
   /// - Parameters:
-  ///   - cacher: Keeps the data and the shared states.
+  ///   - cacher: The repository: keeps the data and the shared states.
   ///   - fetcher: Fetches the data of `param`.
   ///   - param: The param.
   /// - Returns: The flowable.
   @inlinable
-  public static func from<C: Cacher, F: Fetcher>(
-    cacher: C, fetcher: F, param: C.Param
-  ) -> AnyStoreFlowable<Data> where C.Data == Data, F.Param == C.Param, F.Data == Data {
+  public static func from<F: Fetcher>(
+    cacher: Repository<F.Param, Data>, fetcher: F, param: F.Param
+  ) -> AnyStoreFlowable<Data> where F.Data == Data {
     AnyStoreFlowable(
-      FlowHandle(source: FlowSource(cacher), param: param) { param, _ in try await fetcher.fetch(param: param) })
+      FlowHandle(source: cacher.source, registry: cacher.flows, param: param) { param, _ in
+        try await fetcher.fetch(param: param)
+      })
   }
 
-  /// Makes a flowable for a cacher and fetcher without a param (``UnitParam``).
+  /// Makes a flowable for a repository and fetcher without a param (``UnitParam``).
   @inlinable
-  public static func from<C: Cacher, F: Fetcher>(
-    cacher: C, fetcher: F
-  ) -> AnyStoreFlowable<Data> where C.Data == Data, C.Param == UnitParam, F.Param == UnitParam, F.Data == Data {
+  public static func from<F: Fetcher>(
+    cacher: Repository<UnitParam, Data>, fetcher: F
+  ) -> AnyStoreFlowable<Data> where F.Param == UnitParam, F.Data == Data {
     from(cacher: cacher, fetcher: fetcher, param: UnitParam())
   }
 
@@ -82,16 +84,21 @@ protocol FlowHandling<Data>: Sendable {
   func update(_ newData: Data?) async
 }
 
-/// One param of one cacher, with the fetch to use for it.
+/// One param of one repository, with the fetch to use for it.
 @usableFromInline
 struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
   @usableFromInline let source: FlowSource<Param, Data>
+  @usableFromInline let registry: FlowRegistry<Param, Data>
   @usableFromInline let param: Param
   @usableFromInline let fetch: FlowCoordinator<Param, Data>.Fetch
 
   @usableFromInline
-  init(source: FlowSource<Param, Data>, param: Param, fetch: @escaping FlowCoordinator<Param, Data>.Fetch) {
+  init(
+    source: FlowSource<Param, Data>, registry: FlowRegistry<Param, Data>, param: Param,
+    fetch: @escaping FlowCoordinator<Param, Data>.Fetch
+  ) {
     self.source = source
+    self.registry = registry
     self.param = param
     self.fetch = fetch
   }
@@ -100,7 +107,7 @@ struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
   func withCoordinator<Result>(
     _ body: (FlowCoordinator<Param, Data>) async throws -> Result
   ) async rethrows -> Result {
-    let coordinator = source.cacher.flows.lease(param, source: source)
+    let coordinator = registry.lease(param, source: source)
     do {
       let result = try await body(coordinator)
       await coordinator.endLease()
@@ -114,10 +121,11 @@ struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
   @inlinable
   func snapshots(forceRefresh: Bool) -> LoadingSnapshotSequence<Data> {
     let source = self.source
+    let registry = self.registry
     let param = self.param
     let fetch = self.fetch
     return LoadingSnapshotSequence {
-      let (coordinator, stream) = source.cacher.flows.subscribe(param, source: source, fetch: fetch)
+      let (coordinator, stream) = registry.subscribe(param, source: source, fetch: fetch)
       // The check that may skip activating (see FlowSubscriptionSource.next()), made here so
       // that it is specialised; it captures nothing, so it allocates nothing.
       return FlowSubscriptionSource(

@@ -1,20 +1,22 @@
 public import Foundation
+import KilnCore
 
 /// Keeps the data of each param and when it was cached, and decides when it needs a refresh.
 ///
-/// Most apps use ``StoreCacher``, which keeps both in any `KeyValueStore`. A custom cacher
-/// implements the four load and save functions and stores one ``FlowRegistry``: the loading
-/// states of its params live there, so every flowable made from one cacher shares them.
+/// A cacher is storage only: the loading states of its params live in the ``Repository``
+/// made over it. Most apps use ``StoreCacher``, which keeps both in any `KeyValueStore` (and
+/// ``Repository/init(store:expiration:clock:releaseAfter:abandonedFetch:)`` makes one). A
+/// custom cacher implements the four load and save functions:
 ///
 /// ```swift
-/// final class UserCacher: Cacher {
-///   let flows = FlowRegistry<UserID, User>()
+/// struct UserCacher: Cacher {
 ///   var expiration: Duration? { .minutes(30) }
 ///   func loadData(param: UserID) async throws -> User? { … }
 ///   func saveData(_ data: User?, param: UserID) async throws { … }
 ///   func loadDataCachedAt(param: UserID) async throws -> Date? { … }
 ///   func saveDataCachedAt(_ cachedAt: Date?, param: UserID) async throws { … }
 /// }
+/// let users = Repository(cacher: UserCacher())
 /// ```
 public protocol Cacher<Param, Data>: Sendable {
   /// What identifies the data.
@@ -22,15 +24,16 @@ public protocol Cacher<Param, Data>: Sendable {
   /// The cached data.
   associatedtype Data: Sendable
 
-  /// The loading states of this cacher's params. Store one instance: every flowable made
-  /// from this cacher shares it.
-  var flows: FlowRegistry<Param, Data> { get }
-
   /// How long cached data stays valid; `nil` (the default) for forever.
   var expiration: Duration? { get }
 
-  /// The wall clock that stamps and expires data; by default the registry's
-  /// (``FlowRegistry/now``), so that expiry and invalidation dates agree.
+  /// The clock that the data's dates come from; a ``Repository`` over this cacher runs its
+  /// release delay on it and dates invalidations by it. By default the continuous clock; a
+  /// test returns KilnTesting's `ManualClock` and moves everything at once.
+  var clock: any Clock<Duration> { get }
+
+  /// The wall clock that stamps and expires data; by default ``clock``'s date (see KilnCore's
+  /// `dateProvider(for:)`), so that expiry and invalidation dates agree.
   var now: @Sendable () -> Date { get }
 
   /// The cached data of `param`, or `nil`.
@@ -75,8 +78,11 @@ extension Cacher {
   /// Forever: cached data never expires.
   public var expiration: Duration? { nil }
 
-  /// ``flows``' ``FlowRegistry/now``: the date of the clock the registry was made with.
-  public var now: @Sendable () -> Date { flows.now }
+  /// The continuous clock.
+  public var clock: any Clock<Duration> { ContinuousClock() }
+
+  /// ``clock``'s date (see KilnCore's `dateProvider(for:)`).
+  public var now: @Sendable () -> Date { dateProvider(for: clock) }
 
   /// Reads ``loadData(param:)``, then ``loadDataCachedAt(param:)``.
   public func loadCachedData(param: Param) async throws -> CachedData<Data>? {

@@ -3,25 +3,19 @@ import KilnCore
 import Synchronization
 public import _KilnSynchronization
 
-/// The loading states of a cacher's params: one shared state (and at most one fetch) per
-/// param, released when nobody has used it for ``releaseDelay``.
-///
-/// ```swift
-/// let flows = FlowRegistry<String, Article>(releaseAfter: .seconds(60))
-/// let cacher = StoreCacher(flows: flows)
-/// await flows.invalidate(prefix: "feed/")   // stale now; observed params refetch
-/// ```
-public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sendable {
+/// The loading states of a repository's params: one shared state (and at most one fetch) per
+/// param, released when nobody has used it for ``releaseDelay``. Owned by a ``Repository``.
+@usableFromInline
+final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sendable {
   /// How long the state of a param nobody observes or uses is kept.
-  public let releaseDelay: Duration
+  let releaseDelay: Duration
   /// What happens to a fetch when its last subscriber and waiter leave.
-  public let abandonedFetch: AbandonedFetchPolicy
+  let abandonedFetch: AbandonedFetchPolicy
   /// The clock the release delay runs on.
   let releaseClock: ReleaseClock
-  /// The wall clock: it dates invalidations (compared with cached-at dates), and it is the
-  /// date of the clock the release delay runs on (see ``init(releaseAfter:abandonedFetch:clock:)``),
-  /// so the two cannot disagree. A ``Cacher``'s `now` is this one unless it says otherwise.
-  public let now: @Sendable () -> Date
+  /// The wall clock that dates invalidations (compared with cached-at dates): the cacher's
+  /// `now`, the date of the clock the release delay runs on.
+  let now: @Sendable () -> Date
 
   struct Invalidation {
     var matches: @Sendable (Param) -> Bool
@@ -43,39 +37,11 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
   /// ``isInvalidated(_:cachedAt:)`` answers without the lock, on every subscription.
   private let hasInvalidations = Atomic(false)
 
-  /// Creates a registry on one clock.
-  ///
-  /// - Parameters:
-  ///   - releaseAfter: How long the state of an unused param is kept (five minutes by default).
-  ///   - abandonedFetch: Whether a fetch nobody waits for any more is cancelled (the default)
-  ///     or finishes and fills the cache.
-  ///   - clock: The clock the release delay runs on; its date (``now``, see KilnCore's
-  ///     `dateProvider(for:)`: a `DatedClock`'s own date) dates invalidations. A test passes
-  ///     KilnTesting's `ManualClock` and moves both at once.
-  public convenience init(
-    releaseAfter: Duration = .seconds(300),
-    abandonedFetch: AbandonedFetchPolicy = .cancel,
-    clock: any Clock<Duration> = ContinuousClock()
-  ) {
-    self.init(releaseAfter: releaseAfter, abandonedFetch: abandonedFetch, clock: clock, date: dateProvider(for: clock))
-  }
-
-  /// Creates a registry whose release delay and invalidation dates run on two clocks.
-  @available(*, deprecated, message: "pass one clock: init(releaseAfter:abandonedFetch:clock:) dates by it")
-  public convenience init(
-    releaseAfter: Duration = .seconds(300),
-    abandonedFetch: AbandonedFetchPolicy = .cancel,
-    clock: any Clock<Duration> = ContinuousClock(),
-    now: @escaping @Sendable () -> Date
-  ) {
-    self.init(releaseAfter: releaseAfter, abandonedFetch: abandonedFetch, clock: clock, date: now)
-  }
-
-  private init(
+  init(
     releaseAfter: Duration, abandonedFetch: AbandonedFetchPolicy, clock: any Clock<Duration>,
     date: @escaping @Sendable () -> Date
   ) {
-    precondition(releaseAfter >= .zero, "FlowRegistry releaseAfter must not be negative")
+    precondition(releaseAfter >= .zero, "Repository releaseAfter must not be negative")
     now = date
     releaseDelay = releaseAfter
     self.abandonedFetch = abandonedFetch
@@ -83,23 +49,20 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
   }
 
   /// The number of params whose state is held.
-  public var count: Int {
+  var count: Int {
     state.withLock { $0.coordinators.count }
   }
 
   /// The params whose state is held.
-  public var params: [Param] {
+  var params: [Param] {
     state.withLock { Array($0.coordinators.keys) }
   }
 
   // MARK: - Invalidation
 
-  /// Marks the data of every param matching `predicate` stale: held params that are observed
-  /// refetch now, the others on their next use, and params not held count data cached
-  /// until now as expired.
-  ///
-  /// - Parameter predicate: Which params to invalidate.
-  public func invalidate(where predicate: @escaping @Sendable (Param) -> Bool) async {
+  /// Marks the data of every param matching `predicate` stale (see
+  /// ``Repository/invalidate(where:)``).
+  func invalidate(where predicate: @escaping @Sendable (Param) -> Bool) async {
     let now = self.now()
     let held = state.withLock { state in
       state.invalidations.append(Invalidation(matches: predicate, date: now))
@@ -129,11 +92,6 @@ public final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sen
         }
       }
     }
-  }
-
-  /// Marks every param's data stale (see ``invalidate(where:)``).
-  public func invalidateAll() async {
-    await invalidate(where: { _ in true })
   }
 
   /// Whether an invalidation covers data of `param` cached at `cachedAt`.
@@ -200,11 +158,4 @@ public enum AbandonedFetchPolicy: Hashable, Sendable {
   case cancel
   /// Let it finish and cache its result.
   case finish
-}
-
-extension FlowRegistry where Param == String {
-  /// Marks the data of every param starting with `prefix` stale (see ``invalidate(where:)``).
-  public func invalidate(prefix: String) async {
-    await invalidate(where: { $0.hasPrefix(prefix) })
-  }
 }

@@ -4,16 +4,16 @@ public import Foundation
 /// default), with the store's `storedAt` as the cached-at date.
 ///
 /// ```swift
-/// let users = StoreCacher<UserID, User>(expiration: .minutes(30))
+/// let users = Repository(cacher: StoreCacher<UserID, User>(expiration: .minutes(30)))
 /// let tiered = StoreCacher(store: TieredCache(memory: MemoryCache(entryLifetime: nil), disk: disk))
-/// let tested = StoreCacher<UserID, User>(expiration: .minutes(30), clock: manualClock)
 /// ```
 ///
-/// One clock runs everything: the cacher's ``now`` (expiry), its registry's release delay and
-/// invalidation dates, and the default store's entry dates all come from the clock it is made
-/// with, or from the registry it is given (see ``init(store:expiration:flows:)``). A store you
-/// make yourself stamps entries by its own `now`: give it the same clock's date
-/// (`MemoryCache(now: dateProvider(for: clock))`).
+/// ``Repository/init(store:expiration:clock:releaseAfter:abandonedFetch:)`` makes one for you.
+///
+/// One clock runs everything: the cacher's ``now`` (expiry), the default store's entry dates,
+/// and the release delay and invalidation dates of a ``Repository`` made over it all come from
+/// ``clock``. A store you make yourself stamps entries by its own `now`: give it the same
+/// clock's date (`MemoryCache(now: dateProvider(for: clock))`).
 ///
 /// Expiry is the cacher's ``expiration``, never the store's: every entry is written with no
 /// expiry (`Date.distantFuture`), so a store with an entry lifetime of its own — such as a
@@ -25,80 +25,35 @@ public final class StoreCacher<Param: Hashable & Sendable, Data: Sendable>: Cach
   public let store: any KeyValueStore<Param, Data>
   /// How long cached data stays valid; `nil` for forever.
   public let expiration: Duration?
-  /// The wall clock that decides expiry.
+  /// The clock everything is dated by.
+  public let clock: any Clock<Duration>
+  /// The wall clock that decides expiry: ``clock``'s date.
   public let now: @Sendable () -> Date
-  /// The loading states of this cacher's params.
-  public let flows: FlowRegistry<Param, Data>
   /// ``store`` when it is a `MemoryCache`: the repository then reads it in place, without
   /// the hops off its actor and back that awaiting ``loadCachedData(param:)`` and
   /// ``needsRefresh(cachedAt:param:)`` cost (see `FlowCoordinator.readCache()`).
   @usableFromInline let memory: MemoryCache<Param, Data>?
 
-  /// Creates a cacher over `store`, with a registry of its own, on one clock.
+  /// Creates a cacher over `store`, on one clock.
   ///
   /// - Parameters:
   ///   - store: Where the data lives; by default a `MemoryCache` without limits or lifetime,
   ///     dated by `clock`.
   ///   - expiration: How long data stays valid; `nil` (the default) for forever.
   ///   - clock: What decides expiry (by its date, see KilnCore's `dateProvider(for:)`), and
-  ///     what the registry's release delay runs on.
-  ///   - releaseAfter: How long the state of an unused param is kept (five minutes by default).
-  ///   - abandonedFetch: What happens to a fetch nobody waits for any more.
-  public convenience init(
-    store: (any KeyValueStore<Param, Data>)? = nil,
-    expiration: Duration? = nil,
-    clock: any Clock<Duration> = ContinuousClock(),
-    releaseAfter: Duration = .seconds(300),
-    abandonedFetch: AbandonedFetchPolicy = .cancel
-  ) {
-    self.init(
-      store: store, expiration: expiration,
-      flows: FlowRegistry(releaseAfter: releaseAfter, abandonedFetch: abandonedFetch, clock: clock))
-  }
-
-  /// Creates a cacher over `store` whose params' states live in `flows`, dated by its clock
-  /// (``FlowRegistry/now``).
-  ///
-  /// - Parameters:
-  ///   - store: Where the data lives; by default a `MemoryCache` without limits or lifetime,
-  ///     dated by `flows`' clock.
-  ///   - expiration: How long data stays valid; `nil` (the default) for forever.
-  ///   - flows: The registry of the params' loading states, and the clock of everything.
+  ///     what a ``Repository`` made over this cacher runs on.
   public init(
     store: (any KeyValueStore<Param, Data>)? = nil,
     expiration: Duration? = nil,
-    flows: FlowRegistry<Param, Data>
+    clock: any Clock<Duration> = ContinuousClock()
   ) {
     precondition(expiration.map { $0 >= .zero } ?? true, "StoreCacher expiration must not be negative")
-    let store = store ?? MemoryCache<Param, Data>(entryLifetime: nil, now: flows.now)
-    self.store = store
-    self.memory = store as? MemoryCache<Param, Data>
-    self.expiration = expiration
-    self.flows = flows
-    self.now = flows.now
-  }
-
-  /// Creates a cacher whose expiry runs on a wall clock of its own, apart from its registry's.
-  @available(*, deprecated, message: "pass one clock: init(store:expiration:clock:) or init(store:expiration:flows:)")
-  public convenience init(
-    store: (any KeyValueStore<Param, Data>)? = nil,
-    expiration: Duration? = nil,
-    flows: FlowRegistry<Param, Data>? = nil,
-    now: @escaping @Sendable () -> Date
-  ) {
-    self.init(store: store, expiration: expiration, flows: flows ?? FlowRegistry(now: now), now: now)
-  }
-
-  private init(
-    store: (any KeyValueStore<Param, Data>)?, expiration: Duration?, flows: FlowRegistry<Param, Data>,
-    now: @escaping @Sendable () -> Date
-  ) {
-    precondition(expiration.map { $0 >= .zero } ?? true, "StoreCacher expiration must not be negative")
+    let now = dateProvider(for: clock)
     let store = store ?? MemoryCache<Param, Data>(entryLifetime: nil, now: now)
     self.store = store
     self.memory = store as? MemoryCache<Param, Data>
     self.expiration = expiration
-    self.flows = flows
+    self.clock = clock
     self.now = now
   }
 

@@ -19,6 +19,21 @@ struct FlowSource<Param: Hashable & Sendable, Data: Sendable>: Sendable {
     self.paging = paging
   }
 
+  /// This source, for content that pages.
+  @inlinable
+  func paging(_ paging: @escaping FlowStateMachine<Data>.Paging) -> FlowSource {
+    FlowSource(cacher: cacher, memoryCacher: memoryCacher, paging: paging)
+  }
+
+  @inlinable
+  init(
+    cacher: any Cacher<Param, Data>, memoryCacher: StoreCacher<Param, Data>?, paging: FlowStateMachine<Data>.Paging?
+  ) {
+    self.cacher = cacher
+    self.memoryCacher = memoryCacher
+    self.paging = paging
+  }
+
   /// Reads the cache of `param` in place, without suspending; `nil` when the cache does not
   /// read in place.
   func readInPlace(_ param: Param, registry: FlowRegistry<Param, Data>) -> FlowStateMachine<Data>.CacheReading? {

@@ -146,3 +146,8 @@ extension PageWindow: Codable where Element: Codable {
 public typealias PaginationStoreCacher<Param: Hashable & Sendable, Element: Sendable> = StoreCacher<
   Param, PageWindow<Element>
 >
+
+/// A ``Repository`` of a paginated list: its content is the ``PageWindow``.
+public typealias PaginationRepository<Param: Hashable & Sendable, Element: Sendable> = Repository<
+  Param, PageWindow<Element>
+>

@@ -2,7 +2,7 @@
 /// requests for the next and previous pages.
 ///
 /// ```swift
-/// let repos = PaginationStoreFlowable.from(cacher: PaginationStoreCacher<UnitParam, Repo>(),
+/// let repos = PaginationStoreFlowable.from(cacher: PaginationRepository<UnitParam, Repo>(),
 ///                                          fetcher: RepoFetcher(), param: UnitParam(), maxPages: 5)
 /// Task { for await state in repos.publish() { render(state) } }
 /// await repos.requestNextData()
@@ -29,37 +29,37 @@ public struct PaginationStoreFlowable<Element: Sendable>: StoreFlowable {
   /// Makes a flowable paging forward with `fetcher`.
   ///
   /// - Parameters:
-  ///   - cacher: Keeps the page window and the shared states.
+  ///   - cacher: The repository: keeps the page window and the shared states.
   ///   - fetcher: Fetches pages.
   ///   - param: Which list.
   ///   - maxPages: The most pages held; `nil` (the default) for no limit.
-  public static func from<C: Cacher, F: PaginationFetcher>(
-    cacher: C, fetcher: F, param: C.Param, maxPages: Int? = nil
-  ) -> PaginationStoreFlowable where C.Data == PageWindow<Element>, F.Param == C.Param, F.Element == Element {
+  public static func from<F: PaginationFetcher>(
+    cacher: PaginationRepository<F.Param, Element>, fetcher: F, param: F.Param, maxPages: Int? = nil
+  ) -> PaginationStoreFlowable where F.Element == Element {
     precondition(maxPages.map { $0 > 0 } ?? true, "maxPages must be positive")
     return PaginationStoreFlowable(
       PaginationHandle(
-        source: FlowSource(cacher, paging: Self.paging), param: param, maxPages: maxPages,
+        repository: cacher, param: param, maxPages: maxPages,
         first: { try await fetcher.fetch(param: $0) },
         next: { try await fetcher.fetchNext(nextKey: $0, param: $1) },
         prev: nil))
   }
 
   /// Makes a flowable paging both ways with `fetcher`.
-  public static func from<C: Cacher, F: TwoWayPaginationFetcher>(
-    cacher: C, fetcher: F, param: C.Param, maxPages: Int? = nil
-  ) -> PaginationStoreFlowable where C.Data == PageWindow<Element>, F.Param == C.Param, F.Element == Element {
+  public static func from<F: TwoWayPaginationFetcher>(
+    cacher: PaginationRepository<F.Param, Element>, fetcher: F, param: F.Param, maxPages: Int? = nil
+  ) -> PaginationStoreFlowable where F.Element == Element {
     precondition(maxPages.map { $0 > 0 } ?? true, "maxPages must be positive")
     return PaginationStoreFlowable(
       PaginationHandle(
-        source: FlowSource(cacher, paging: Self.paging), param: param, maxPages: maxPages,
+        repository: cacher, param: param, maxPages: maxPages,
         first: { try await fetcher.fetch(param: $0) },
         next: { try await fetcher.fetchNext(nextKey: $0, param: $1) },
         prev: { try await fetcher.fetchPrev(prevKey: $0, param: $1) }))
   }
 
   /// Whether more pages exist each way, for the completed state.
-  private static var paging: FlowStateMachine<PageWindow<Element>>.Paging {
+  fileprivate static var paging: FlowStateMachine<PageWindow<Element>>.Paging {
     { ($0.canRequestNext, $0.canRequestPrev) }
   }
 
@@ -156,7 +156,7 @@ private struct PaginationHandle<Param: Hashable & Sendable, Element: Sendable>: 
   let prev: FetchPage?
 
   init(
-    source: FlowSource<Param, Window>, param: Param, maxPages: Int?,
+    repository: Repository<Param, Window>, param: Param, maxPages: Int?,
     first: @escaping @Sendable (Param) async throws -> PaginationResult<Element>,
     next: @escaping FetchPage, prev: FetchPage?
   ) {
@@ -164,7 +164,10 @@ private struct PaginationHandle<Param: Hashable & Sendable, Element: Sendable>: 
     self.first = first
     self.next = next
     self.prev = prev
-    handle = FlowHandle(source: source, param: param) { param, _ in
+    handle = FlowHandle(
+      source: repository.source.paging(PaginationStoreFlowable<Element>.paging), registry: repository.flows,
+      param: param
+    ) { param, _ in
       let result = try await first(param)
       return Window(first: .init(key: .initial, items: result.data, nextKey: result.nextKey, prevKey: result.prevKey))
     }
