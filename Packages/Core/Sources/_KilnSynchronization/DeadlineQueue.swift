@@ -37,8 +37,7 @@ package func makeDeadlines(limit: Duration, clock: any Clock<Duration>) -> any D
 /// ``Deadlines`` on any clock.
 ///
 /// Not generic over its clock: deadlines are kept as durations since the queue was made, and
-/// the clock is reached through two closures made once, so that scheduling and cancelling run
-/// no generic code (unspecialised generic code looked up type metadata on every call).
+/// the clock is an ``ElapsedClock``, so that scheduling and cancelling run no generic code.
 package final class DeadlineQueue: Deadlines {
   private struct Entry {
     /// The deadline, as the time since the queue was made.
@@ -72,25 +71,14 @@ package final class DeadlineQueue: Deadlines {
   }
 
   package let limit: Duration
-  /// The time on the clock since the queue was made.
-  private let elapsed: @Sendable () -> Duration
-  /// Sleeps on the clock until the given time since the queue was made.
-  private let sleep: @Sendable (Duration) async throws -> Void
+  /// The clock, measured from when the queue was made.
+  private let clock: ElapsedClock
   private let state = KilnMutex(State())
 
   /// Creates a queue of deadlines `limit` from when each is scheduled, measured on `clock`.
   package init(limit: Duration, clock: any Clock<Duration>) {
     self.limit = limit
-    func measure<C: Clock<Duration>>(
-      on clock: C
-    ) -> (@Sendable () -> Duration, @Sendable (Duration) async throws -> Void) {
-      let origin = clock.now
-      return (
-        { origin.duration(to: clock.now) },
-        { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
-      )
-    }
-    (elapsed, sleep) = measure(on: clock)
+    self.clock = ElapsedClock(clock)
   }
 
   /// The number of deadlines scheduled and neither called nor cancelled.
@@ -107,7 +95,7 @@ package final class DeadlineQueue: Deadlines {
     let (ticket, startsTimer) = state.withLock { state in
       state.nextID += 1
       // Read under the lock, so that the entries' deadlines are in order.
-      state.entries.append(Entry(deadline: elapsed() + limit, id: state.nextID, action: action))
+      state.entries.append(Entry(deadline: clock.elapsed() + limit, id: state.nextID, action: action))
       defer { state.isRunning = true }
       return (DeadlineTicket(id: state.nextID), !state.isRunning)
     }
@@ -143,7 +131,7 @@ package final class DeadlineQueue: Deadlines {
     while true {
       var due: [@Sendable () -> Void] = []
       let next: Duration? = state.withLock { state in
-        let now = elapsed()
+        let now = clock.elapsed()
         while state.head < state.entries.count {
           let entry = state.entries[state.head]
           if let action = entry.action {
@@ -163,7 +151,7 @@ package final class DeadlineQueue: Deadlines {
       for action in due { action() }
       guard let next else { return }
       // Never cancelled: the task ends when no deadline is left.
-      try? await sleep(next)
+      try? await clock.sleepUntil(next)
     }
   }
 }

@@ -12,7 +12,7 @@ final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sendable {
   /// What happens to a fetch when its last subscriber and waiter leave.
   let abandonedFetch: AbandonedFetchPolicy
   /// The clock the release delay runs on.
-  let releaseClock: ReleaseClock
+  let releaseClock: ElapsedClock
   /// The wall clock that dates invalidations (compared with cached-at dates): the cacher's
   /// `now`, the date of the clock the release delay runs on.
   let now: @Sendable () -> Date
@@ -45,7 +45,7 @@ final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sendable {
     now = date
     releaseDelay = releaseAfter
     self.abandonedFetch = abandonedFetch
-    releaseClock = ReleaseClock(clock)
+    releaseClock = ElapsedClock(clock)
   }
 
   /// The number of params whose state is held.

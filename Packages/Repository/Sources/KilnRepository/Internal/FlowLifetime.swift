@@ -1,21 +1,5 @@
 import _KilnSynchronization
 
-/// A clock reduced to what release deadlines need: the time elapsed since it was made, and
-/// a sleep until an elapsed time. Opened once from any `Clock<Duration>`, so that deadlines
-/// need no existential instant and scheduling runs no generic code.
-struct ReleaseClock: Sendable {
-  /// The time elapsed on the clock since this value was made.
-  let elapsed: @Sendable () -> Duration
-  /// Sleeps on the clock until ``elapsed`` reaches the given offset.
-  let sleepUntil: @Sendable (Duration) async throws -> Void
-
-  init<C: Clock<Duration>>(_ clock: C) {
-    let start = clock.now
-    elapsed = { start.duration(to: clock.now) }
-    sleepUntil = { offset in try await clock.sleep(until: start.advanced(by: offset), tolerance: nil) }
-  }
-}
-
 /// The leases of one param (operations in progress; a leased param is never released),
 /// whether it is busy (a fetch in flight or a cache write pending, as its coordinator
 /// mirrors), and when it is released once idle: ``releaseDelay`` after the last
@@ -40,10 +24,10 @@ final class FlowLifetime: Sendable {
   }
 
   let releaseDelay: Duration
-  private let clock: ReleaseClock
+  private let clock: ElapsedClock
   private let state = KilnMutex(State())
 
-  init(releaseDelay: Duration, clock: ReleaseClock) {
+  init(releaseDelay: Duration, clock: ElapsedClock) {
     self.releaseDelay = releaseDelay
     self.clock = clock
   }
