@@ -125,11 +125,11 @@ struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
     let param = self.param
     let fetch = self.fetch
     return LoadingSnapshotSequence {
-      let (coordinator, stream) = registry.subscribe(param, source: source, fetch: fetch)
+      let (coordinator, inbox) = registry.subscribe(param, source: source, fetch: fetch)
       // The check that may skip activating (see FlowSubscriptionSource.next()), made here so
       // that it is specialised; it captures nothing, so it allocates nothing.
       return FlowSubscriptionSource(
-        coordinator: coordinator, stream: stream, forceRefresh: forceRefresh, fetch: fetch,
+        coordinator: coordinator, inbox: inbox, forceRefresh: forceRefresh, fetch: fetch,
         showsValidCache: { FlowCoordinator.showsValidCache($0) })
     }
   }
@@ -161,11 +161,11 @@ struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
 }
 
 /// One subscription to a param: activates the coordinator on the first `next()`, then reads
-/// the broadcaster's stream.
+/// its inbox; dropping it (with the iterator that owns it) unsubscribes.
 @usableFromInline
 final class FlowSubscriptionSource<Param: Hashable & Sendable, Data: Sendable>: SnapshotSource<Data> {
   @usableFromInline let coordinator: FlowCoordinator<Param, Data>
-  @usableFromInline var iterator: AsyncStream<LoadingSnapshot<Data>>.Iterator
+  @usableFromInline let inbox: SubscriberInbox<Data>
   /// What the first `next()` activates the coordinator with; `nil` once it has.
   @usableFromInline var activation: (forceRefresh: Bool, fetch: FlowCoordinator<Param, Data>.Fetch)?
   /// `FlowCoordinator.showsValidCache(_:)`, specialised where the subscription was made
@@ -175,13 +175,13 @@ final class FlowSubscriptionSource<Param: Hashable & Sendable, Data: Sendable>: 
   /// Inlinable, so that it is made specialised like the rest of a subscription.
   @inlinable
   init(
-    coordinator: FlowCoordinator<Param, Data>, stream: AsyncStream<LoadingSnapshot<Data>>, forceRefresh: Bool,
+    coordinator: FlowCoordinator<Param, Data>, inbox: SubscriberInbox<Data>, forceRefresh: Bool,
     fetch: @escaping FlowCoordinator<Param, Data>.Fetch,
     showsValidCache: @escaping (FlowCoordinator<Param, Data>) -> Bool
   ) {
     self.coordinator = coordinator
     self.showsValidCache = showsValidCache
-    iterator = stream.makeAsyncIterator()
+    self.inbox = inbox
     activation = (forceRefresh, fetch)
     super.init()
   }
@@ -189,12 +189,16 @@ final class FlowSubscriptionSource<Param: Hashable & Sendable, Data: Sendable>: 
   override func next() async -> LoadingSnapshot<Data>? {
     if let activation {
       self.activation = nil
-      // A valid memory cache already shown (the replay in the stream): nothing to validate,
+      // A valid memory cache already shown (the replay in the inbox): nothing to validate,
       // so no hop onto the coordinator's actor.
       if activation.forceRefresh || !showsValidCache(coordinator) {
         await coordinator.activate(forceRefresh: activation.forceRefresh, fetch: activation.fetch)
       }
     }
-    return await iterator.next()
+    return await inbox.next()
+  }
+
+  deinit {
+    inbox.finish()
   }
 }

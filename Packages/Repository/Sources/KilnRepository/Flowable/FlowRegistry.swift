@@ -124,7 +124,7 @@ final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sendable {
   @inlinable
   func subscribe(
     _ param: Param, source: FlowSource<Param, Data>, fetch: @escaping FlowCoordinator<Param, Data>.Fetch
-  ) -> (FlowCoordinator<Param, Data>, AsyncStream<LoadingSnapshot<Data>>) {
+  ) -> (FlowCoordinator<Param, Data>, SubscriberInbox<Data>) {
     state.withLock { state in
       let coordinator = coordinator(param, source: source, in: &state)
       return (coordinator, coordinator.broadcaster.subscribe(tag: fetch))

@@ -20,7 +20,7 @@ final class Broadcaster<Data: Sendable, Tag: Sendable>: Sendable {
   @usableFromInline
   struct State {
     @usableFromInline var current: Snapshot?
-    @usableFromInline var subscribers: [UInt64: (continuation: AsyncStream<Snapshot>.Continuation, tag: Tag)] = [:]
+    @usableFromInline var subscribers: [UInt64: (inbox: SubscriberInbox<Data>, tag: Tag)] = [:]
     @usableFromInline var nextID: UInt64 = 0
     @usableFromInline var onEmpty: (@Sendable () -> Void)?
   }
@@ -33,25 +33,19 @@ final class Broadcaster<Data: Sendable, Tag: Sendable>: Sendable {
   }
 
   /// A new subscription: the current snapshot (if any), then every change. Ends (and
-  /// unsubscribes, dropping `tag`) when the iterating task is cancelled or the stream is dropped.
+  /// unsubscribes, dropping `tag`) when the reading task is cancelled or the inbox is finished.
   @inlinable
-  func subscribe(tag: Tag) -> AsyncStream<Snapshot> {
-    let (stream, continuation) = AsyncStream.makeStream(of: Snapshot.self, bufferingPolicy: .unbounded)
-    // One critical section: the replay goes into the buffer of a stream nobody iterates yet,
-    // so it resumes no task under the lock. The stream cannot end before it is returned, so
-    // the termination handler set after it is never missed.
-    let id = state.withLock { state in
+  func subscribe(tag: Tag) -> SubscriberInbox<Data> {
+    // One critical section: the replay goes into the inbox before anyone can read it.
+    state.withLock { state in
       let id = state.nextID
       state.nextID += 1
-      state.subscribers[id] = (continuation, tag)
-      if let current = state.current { continuation.yield(current) }
-      return id
+      // Strong: the cycle it makes (self → inbox → onFinish → self) ends when the inbox
+      // finishes, which drops `onFinish`.
+      let inbox = SubscriberInbox(replay: state.current, onFinish: { self.remove(id) })
+      state.subscribers[id] = (inbox, tag)
+      return inbox
     }
-    // Strong: the cycle it makes (self → continuation → stream → handler → self) ends when
-    // the stream does, which calls the handler and drops it; a weak reference cost a side
-    // table update on every subscription and every end.
-    continuation.onTermination = { _ in self.remove(id) }
-    return stream
   }
 
   @inlinable
@@ -93,7 +87,7 @@ final class Broadcaster<Data: Sendable, Tag: Sendable>: Sendable {
     }
     // Yield outside the lock: yielding resumes a subscriber's task, which takes that task's
     // status lock, while cancelling a subscriber's task takes its status lock first and then
-    // ours (onTermination → remove). Yielding under the lock deadlocked the two threads.
+    // ours (its cancellation handler → SubscriberInbox.finish() → remove). Yielding under the lock deadlocked the two threads.
     // Nobody misses or repeats this snapshot: a subscriber registered after this critical
     // section gets it as its replay and is not in `subscribers`; emits never overlap.
     let subscribers = state.withLock { state in
@@ -101,12 +95,12 @@ final class Broadcaster<Data: Sendable, Tag: Sendable>: Sendable {
       // Iterated, not mapped over `values`: this code is not specialised, and there reading
       // each value through `Dictionary.Values`' subscript allocates a coroutine frame (two
       // allocations per subscriber, measured by probing malloc in RepositoryBenchmarks).
-      var continuations: [AsyncStream<Snapshot>.Continuation] = []
-      continuations.reserveCapacity(state.subscribers.count)
-      for (_, subscriber) in state.subscribers { continuations.append(subscriber.continuation) }
-      return continuations
+      var inboxes: [SubscriberInbox<Data>] = []
+      inboxes.reserveCapacity(state.subscribers.count)
+      for (_, subscriber) in state.subscribers { inboxes.append(subscriber.inbox) }
+      return inboxes
     }
-    for continuation in subscribers { continuation.yield(snapshot) }
+    for inbox in subscribers { inbox.yield(snapshot) }
     return true
   }
 }

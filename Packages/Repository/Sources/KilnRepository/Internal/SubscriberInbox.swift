@@ -1,0 +1,121 @@
+public import _KilnSynchronization
+
+/// The snapshots one subscriber has not read yet, and its task while it waits for one: what
+/// the ``Broadcaster`` delivers to, in place of an `AsyncStream` per subscriber.
+///
+/// One object and one lock per subscriber, specialised with the rest of a subscription where
+/// it is made. An `AsyncStream` costs three objects and a growable buffer per subscriber, and
+/// runs the standard library's unspecialised generic code on every yield and `next()` (about
+/// a third of a first emission's time went to looking up type metadata there, profiled in
+/// RepositoryBenchmarks).
+///
+/// It ends when the subscriber's task is cancelled while it reads (``next()`` then returns
+/// `nil`, dropping what was buffered, as an `AsyncStream` does), or when ``finish()`` is
+/// called (by the owner of the iterator, when it is dropped). Either way it calls its
+/// `onFinish` once, outside its lock (the broadcaster then forgets the subscriber).
+@usableFromInline
+final class SubscriberInbox<Data: Sendable>: Sendable {
+  @usableFromInline typealias Snapshot = LoadingSnapshot<Data>
+
+  @usableFromInline
+  struct State {
+    /// Snapshots not read yet, from `head` on.
+    @usableFromInline var buffer: [Snapshot] = []
+    @usableFromInline var head = 0
+    /// The subscriber's task, suspended in ``next()`` with the buffer empty.
+    @usableFromInline var waiter: UnsafeContinuation<Snapshot?, Never>?
+    /// Called once, when the inbox finishes; `nil` after.
+    @usableFromInline var onFinish: (@Sendable () -> Void)?
+    @usableFromInline var isFinished = false
+
+    @inlinable
+    init(replay: Snapshot?, onFinish: @escaping @Sendable () -> Void) {
+      if let replay { buffer = [replay] }
+      self.onFinish = onFinish
+    }
+
+    /// The oldest snapshot not read, removed.
+    @inlinable
+    mutating func popFirst() -> Snapshot? {
+      guard head < buffer.count else { return nil }
+      let first = buffer[head]
+      head += 1
+      if head == buffer.count {
+        buffer.removeAll(keepingCapacity: true)
+        head = 0
+      }
+      return first
+    }
+  }
+
+  @usableFromInline let state: KilnMutex<State>
+
+  /// An inbox holding `replay` (the current snapshot) first.
+  @inlinable
+  init(replay: Snapshot?, onFinish: @escaping @Sendable () -> Void) {
+    state = KilnMutex(State(replay: replay, onFinish: onFinish))
+  }
+
+  /// Delivers `snapshot`: resumes the subscriber if it waits, buffers it otherwise; does
+  /// nothing once finished.
+  func yield(_ snapshot: Snapshot) {
+    let waiter = state.withLock { state -> UnsafeContinuation<Snapshot?, Never>? in
+      guard !state.isFinished else { return nil }
+      if let waiter = state.waiter {
+        state.waiter = nil
+        return waiter
+      }
+      state.buffer.append(snapshot)
+      return nil
+    }
+    waiter?.resume(returning: snapshot)
+  }
+
+  /// Ends the inbox: a waiting subscriber gets `nil`, the buffer is dropped, and `onFinish`
+  /// is called (once, whoever finishes first).
+  func finish() {
+    let (waiter, onFinish) = state.withLock { state in
+      state.isFinished = true
+      state.buffer = []
+      state.head = 0
+      defer {
+        state.waiter = nil
+        state.onFinish = nil
+      }
+      return (state.waiter, state.onFinish)
+    }
+    waiter?.resume(returning: nil)
+    onFinish?()
+  }
+
+  /// The next snapshot, waiting for one if none is buffered; `nil` once finished or once the
+  /// calling task is cancelled (which finishes the inbox). Called by one task at a time.
+  func next() async -> Snapshot? {
+    if Task.isCancelled {
+      finish()
+      return nil
+    }
+    // A snapshot already buffered (the replay, usually), or the end: no continuation. The
+    // outer optional says whether there was an answer, the inner is the answer.
+    let read = state.withLock { state -> Snapshot?? in
+      if let first = state.popFirst() { return .some(first) }
+      return state.isFinished ? .some(nil) : nil
+    }
+    if let read { return read }
+    return await withTaskCancellationHandler {
+      await withUnsafeContinuation { (continuation: UnsafeContinuation<Snapshot?, Never>) in
+        // Under the lock with `yield` and `finish`: a snapshot or an end arriving since the
+        // check above is seen here, or it sees the waiter.
+        let now = state.withLock { state -> Snapshot?? in
+          if let first = state.popFirst() { return .some(first) }
+          if state.isFinished { return .some(nil) }
+          state.waiter = continuation
+          return nil
+        }
+        if let now { continuation.resume(returning: now) }
+      }
+    } onCancel: {
+      finish()
+    }
+  }
+}
