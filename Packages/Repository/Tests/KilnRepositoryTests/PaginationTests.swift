@@ -37,6 +37,35 @@ struct PaginationTests {
     await subscriber.stop()
   }
 
+  @Test("a page window shows its paging flags whichever flowable made the param's state first")
+  func pagingFlagsAreTheRepositorys() async {
+    let pages = NumberPages(count: 3)
+    // A plain flowable over the page window subscribes first…
+    let plain = AnyStoreFlowable.from(
+      cacher: repository,
+      fetcher: AnyFetcher<String, PageWindow<Int>> { _ in
+        PageWindow(first: .init(key: .initial, items: [0, 1], nextKey: "1", prevKey: nil))
+      }, param: "list")
+    let first = LoadingStateRecorder(plain.publish())
+    let firstStates = await first.waitForCount(2)
+    // …and still says a next page exists, as the paged flowable does.
+    guard case .completed(_, let next, _)? = firstStates.last else {
+      Issue.record("not completed: \(firstStates)")
+      return
+    }
+    #expect(next == more)
+    let list = forward(pages)
+    let second = LoadingStateRecorder(list.publish())
+    #expect(await second.waitForCount(1) == [page([0, 1], next: more)])
+    #expect(await list.requestNextData() == .loaded)
+    #expect(
+      await second.waitForCount(3) == [
+        page([0, 1], next: more), page([0, 1], next: .loading), page([0, 1, 10, 11], next: more),
+      ])
+    await first.stop()
+    await second.stop()
+  }
+
   @Test("a failed next page keeps the data and the key; continueWhenError decides the retry")
   func nextFailure() async {
     let pages = NumberPages(count: 3)

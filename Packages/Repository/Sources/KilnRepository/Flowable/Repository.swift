@@ -43,7 +43,7 @@ public final class Repository<Param: Hashable & Sendable, Data: Sendable>: Cache
     abandonedFetch: AbandonedFetchPolicy = .cancel
   ) {
     self.cacher = cacher
-    source = FlowSource(cacher)
+    source = FlowSource(cacher, paging: Self.contentPaging)
     flows = FlowRegistry(
       releaseAfter: releaseAfter, abandonedFetch: abandonedFetch, clock: cacher.clock, date: cacher.now)
   }
@@ -68,6 +68,14 @@ public final class Repository<Param: Hashable & Sendable, Data: Sendable>: Cache
     self.init(
       cacher: StoreCacher(store: store, expiration: expiration, clock: clock), releaseAfter: releaseAfter,
       abandonedFetch: abandonedFetch)
+  }
+
+  /// Whether more pages exist each way, when the content is a ``PageWindow``: then every
+  /// flowable of this repository shows it in its completed states, whichever made the
+  /// param's state first.
+  static var contentPaging: FlowStateMachine<Data>.Paging? {
+    guard Data.self is any PagedContent.Type else { return nil }
+    return { ($0 as? any PagedContent)?.pagingFlags ?? (next: false, prev: false) }
   }
 
   // MARK: - Live states

@@ -1,8 +1,9 @@
 public import Foundation
 public import _KilnSynchronization
 
-/// What a coordinator is built from: the cacher, and what only the code that made the
-/// flowable knows statically (whether the cache reads in place, whether the content pages).
+/// What a coordinator is built from: the cacher, and what the repository decided when it was
+/// made (whether the cache reads in place, whether the content pages), so that no coordinator
+/// casts to find out.
 @usableFromInline
 struct FlowSource<Param: Hashable & Sendable, Data: Sendable>: Sendable {
   @usableFromInline let cacher: any Cacher<Param, Data>
@@ -16,21 +17,6 @@ struct FlowSource<Param: Hashable & Sendable, Data: Sendable>: Sendable {
     self.cacher = cacher
     let storeCacher = cacher as? StoreCacher<Param, Data>
     memoryCacher = storeCacher?.memory == nil ? nil : storeCacher
-    self.paging = paging
-  }
-
-  /// This source, for content that pages.
-  @inlinable
-  func paging(_ paging: @escaping FlowStateMachine<Data>.Paging) -> FlowSource {
-    FlowSource(cacher: cacher, memoryCacher: memoryCacher, paging: paging)
-  }
-
-  @inlinable
-  init(
-    cacher: any Cacher<Param, Data>, memoryCacher: StoreCacher<Param, Data>?, paging: FlowStateMachine<Data>.Paging?
-  ) {
-    self.cacher = cacher
-    self.memoryCacher = memoryCacher
     self.paging = paging
   }
 

@@ -142,6 +142,15 @@ extension PageWindow: Codable where Element: Codable {
   }
 }
 
+/// Content that says whether more pages exist each way (a ``PageWindow``).
+protocol PagedContent {
+  var pagingFlags: (next: Bool, prev: Bool) { get }
+}
+
+extension PageWindow: PagedContent {
+  var pagingFlags: (next: Bool, prev: Bool) { (canRequestNext, canRequestPrev) }
+}
+
 /// A ``StoreCacher`` for a paginated list: it stores the ``PageWindow``.
 public typealias PaginationStoreCacher<Param: Hashable & Sendable, Element: Sendable> = StoreCacher<
   Param, PageWindow<Element>

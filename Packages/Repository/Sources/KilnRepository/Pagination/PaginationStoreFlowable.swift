@@ -58,11 +58,6 @@ public struct PaginationStoreFlowable<Element: Sendable>: StoreFlowable {
         prev: { try await fetcher.fetchPrev(prevKey: $0, param: $1) }))
   }
 
-  /// Whether more pages exist each way, for the completed state.
-  fileprivate static var paging: FlowStateMachine<PageWindow<Element>>.Paging {
-    { ($0.canRequestNext, $0.canRequestPrev) }
-  }
-
   /// The loading state of the held elements (see ``StoreFlowable/publish(forceRefresh:)``).
   public func publish(forceRefresh: Bool) -> LoadingStateSequence<[Element]> {
     publishWindow(forceRefresh: forceRefresh).mapContent(\.items)
@@ -164,10 +159,7 @@ private struct PaginationHandle<Param: Hashable & Sendable, Element: Sendable>: 
     self.first = first
     self.next = next
     self.prev = prev
-    handle = FlowHandle(
-      source: repository.source.paging(PaginationStoreFlowable<Element>.paging), registry: repository.flows,
-      param: param
-    ) { param, _ in
+    handle = FlowHandle(source: repository.source, registry: repository.flows, param: param) { param, _ in
       let result = try await first(param)
       return Window(first: .init(key: .initial, items: result.data, nextKey: result.nextKey, prevKey: result.prevKey))
     }
