@@ -10,8 +10,8 @@ struct FlowSource<Param: Hashable & Sendable, Data: Sendable>: Sendable {
   @usableFromInline let memoryCacher: StoreCacher<Param, Data>?
   @usableFromInline let paging: FlowStateMachine<Data>.Paging?
 
-  /// A source over `cacher`. Inlinable and generic, so that the check for a `StoreCacher`
-  /// over a `MemoryCache` is decided when the caller is compiled, not at run time.
+  /// A source over `cacher`, made once per ``Repository`` (in its init): the check for a
+  /// `StoreCacher` over a `MemoryCache` runs there, once, so that no coordinator casts.
   @inlinable
   init<C: Cacher>(_ cacher: C, paging: FlowStateMachine<Data>.Paging? = nil) where C.Param == Param, C.Data == Data {
     self.cacher = cacher
