@@ -44,7 +44,6 @@ final class ControlledCalls<Request: Sendable, Answer: Sendable>: Sendable {
       return state.requests.count - 1
     }
     calls.increment()
-    defer { ended.increment() }
     let outcome: Outcome = await withTaskCancellationHandler {
       await withCheckedContinuation { continuation in
         let early: Outcome? = state.withLock { state in
@@ -57,6 +56,8 @@ final class ControlledCalls<Request: Sendable, Answer: Sendable>: Sendable {
     } onCancel: {
       self.settle(index, .cancelled)
     }
+    // `ended` first: a test that saw a call cancelled must also see it ended.
+    ended.increment()
     switch outcome {
     case .answered(let result):
       return try result.get()
