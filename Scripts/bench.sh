@@ -9,9 +9,12 @@
 #   Scripts/bench.sh --target CoreBenchmarks
 #   Scripts/bench.sh --json FILE        also write the table as JSON (see Benchmarks/README.md)
 #   Scripts/bench.sh --smoke            run every benchmark once (seconds), check no target:
-#                                       what CI runs so that no benchmark rots. Built in release
-#                                       too: the benchmark tool's Swift-runtime interposer, which
-#                                       Swift 6.3 on Linux needs, exists only in release builds
+#                                       what CI runs so that no benchmark rots. A release build
+#                                       (the benchmark tool's Swift-runtime interposer, which
+#                                       Swift 6.3 on Linux needs, exists only in release builds)
+#                                       but unoptimised (-Onone), in Benchmarks/.build-smoke: it
+#                                       compiles in about half the time, and a smoke run's
+#                                       figures mean nothing anyway
 #
 # Other arguments are passed to `swift package benchmark`. Exits 1 when a target is missed
 # (never with --smoke) or when a benchmark fails to build or run.
@@ -22,11 +25,13 @@ kiln_ensure_system_libraries
 
 report_options=()
 passed=()
+package_options=()
 while (($#)); do
   case $1 in
     --smoke)
       export KILN_BENCH_SMOKE=1
       report_options+=(--smoke)
+      package_options=(--scratch-path .build-smoke -Xswiftc -Onone)
       ;;
     --json)
       report_options+=(--json "$(realpath -m "$2")")
@@ -53,7 +58,7 @@ kiln_postgres_start || echo "PostgresBenchmarks will be skipped"
 
 (
   cd Benchmarks
-  swift package --allow-writing-to-directory "$out" benchmark \
+  swift package ${package_options[@]+"${package_options[@]}"} --allow-writing-to-directory "$out" benchmark \
     --no-progress ${passed[@]+"${passed[@]}"}
 ) >"$out/run.log" 2>&1 || {
   tail -40 "$out/run.log"
