@@ -16,6 +16,7 @@ let fuzzers: [(name: String, products: [String])] = [
   ("DiskEntryFile", ["KilnStorage"]),
   ("DiskFileName", ["KilnStorage"]),
   ("StoreCodec", ["KilnStorage"]),
+  ("OutboxEnvelope", ["KilnStorage"]),
   ("CacheControl", ["KilnNetwork"]),
   ("RetryAfter", ["KilnNetwork"]),
   ("HTTPDate", ["KilnNetwork"]),

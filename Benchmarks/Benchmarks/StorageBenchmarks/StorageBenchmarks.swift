@@ -8,6 +8,7 @@ let benchmarks: @Sendable () -> Void = {
   registerDiskCacheBenchmarks()
   registerSerializableCacheBenchmarks()
   registerSQLiteStoreBenchmarks()
+  registerOutboxBenchmarks()
 }
 
 /// A directory under the system's temporary directory that survives between runs, so

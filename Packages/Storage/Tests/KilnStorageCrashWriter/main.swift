@@ -3,6 +3,11 @@
 //   KilnStorageCrashWriter <disk|serializable|sqlite> <path> loop <first generation> <key count>
 //     Writes keys "k0"… in a loop until killed; after each write is durable (returned,
 //     and flushed for the serializable cache) prints "ack <key> <generation>".
+//   KilnStorageCrashWriter outbox <path> loop <first generation> <scope count>
+//     Appends outbox records (scope "k<generation % count>", change a JSON `CheckedValue`)
+//     until killed; prints "ack <generation> <sequence>" once each append returned, and
+//     every third append removes the entry appended two before it, printing
+//     "removing <sequence>" before and "removed <sequence>" once the removal returned.
 //   KilnStorageCrashWriter sqlite <path> batch <prefix> <count>
 //     Writes "<prefix>-0"… and the shared keys "shared-0"…, one transaction each, then
 //     prints "done" and exits: two of these run at once against one file.
@@ -33,7 +38,7 @@ func fail(_ message: String) -> Never {
 
 let arguments = CommandLine.arguments
 guard arguments.count == 6 else {
-  fail("usage: <disk|serializable|sqlite> <path> <loop|batch> <generation|prefix> <count>")
+  fail("usage: <disk|serializable|sqlite|outbox> <path> <loop|batch> <generation|prefix> <count>")
 }
 let store = arguments[1]
 let url = URL(fileURLWithPath: arguments[2])
@@ -76,6 +81,24 @@ do {
       } else {
         try await sqlite.setValue(crashValue(key: key, generation: generation), forKey: key)
         ChildOutput.say("ack \(key) \(generation)")
+      }
+      generation += 1
+    }
+  case ("outbox", "loop"):
+    let outbox = try SQLiteOutboxStore(url: url)
+    guard var generation = Int(arguments[4]) else { fail("bad generation") }
+    var recent: [UInt64] = []
+    while true {
+      let scope = Data("k\(generation % count)".utf8)
+      let change = try JSONEncoder().encode(crashValue(key: "k\(generation % count)", generation: generation))
+      let sequence = try await outbox.append(OutboxRecord(channel: "crash", scope: scope, param: scope, change: change))
+      ChildOutput.say("ack \(generation) \(sequence)")
+      recent.append(sequence)
+      if generation % 3 == 0, recent.count >= 3 {
+        let confirmed = recent[recent.count - 3]
+        ChildOutput.say("removing \(confirmed)")
+        try await outbox.remove([confirmed])
+        ChildOutput.say("removed \(confirmed)")
       }
       generation += 1
     }

@@ -109,7 +109,7 @@
       now: @escaping @Sendable () -> Date = Date.init,
       clock: any Clock<Duration> = ContinuousClock()
     ) async throws {
-      guard Self.isIdentifier(table) else { throw PostgresStoreError.invalidTableName(table) }
+      guard isPlainSQLIdentifier(table, maximumLength: 48) else { throw PostgresStoreError.invalidTableName(table) }
       precondition(entryLifetime.map { $0 > .zero } ?? true, "PostgresStore entryLifetime must be positive")
       precondition(sweepInterval > .zero, "PostgresStore sweepInterval must be positive")
       self.client = client
@@ -170,17 +170,6 @@
     }
 
     static var logger: Logger { postgresStoreLogger }
-
-    private static func isIdentifier(_ name: String) -> Bool {
-      let bytes = Array(name.utf8)
-      guard (1...48).contains(bytes.count), !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[0]) else {
-        return false
-      }
-      return bytes.allSatisfy { byte in
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-          || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
-      }
-    }
 
     // MARK: - Reading
 

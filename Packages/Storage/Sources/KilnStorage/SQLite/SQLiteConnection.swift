@@ -124,6 +124,16 @@ final class SQLiteConnection: @unchecked Sendable {
     return SQLiteStatement(handle: statement, connection: self)
   }
 
+  /// The row ID of the last row this connection inserted.
+  var lastInsertRowID: Int64 {
+    sqlite3_last_insert_rowid(handle)
+  }
+
+  /// The number of rows the last statement changed.
+  var changes: Int {
+    Int(sqlite3_changes(handle))
+  }
+
   /// The largest string or blob this connection accepts, in bytes (`SQLITE_LIMIT_LENGTH`).
   var lengthLimit: Int {
     Int(sqlite3_limit(handle, SQLITE_LIMIT_LENGTH, -1))

@@ -30,6 +30,17 @@ struct SQLiteStatement {
     if code != SQLITE_OK { throw connection.lastError(code) }
   }
 
+  func bind(_ value: Int64, at index: Int32) throws(SQLiteStoreError) {
+    let code = sqlite3_bind_int64(handle, index, value)
+    if code != SQLITE_OK { throw connection.lastError(code) }
+  }
+
+  func bind(text: String, at index: Int32) throws(SQLiteStoreError) {
+    let code = sqlite3_bind_text64(handle, index, text, sqlite3_uint64(text.utf8.count), transient, UInt8(SQLITE_UTF8))
+    if code == SQLITE_TOOBIG { throw .entryTooLarge(size: text.utf8.count, limit: connection.lengthLimit) }
+    if code != SQLITE_OK { throw connection.lastError(code) }
+  }
+
   func bindNull(at index: Int32) throws(SQLiteStoreError) {
     let code = sqlite3_bind_null(handle, index)
     if code != SQLITE_OK { throw connection.lastError(code) }
@@ -62,6 +73,14 @@ struct SQLiteStatement {
 
   func int(at column: Int32) -> Int {
     Int(sqlite3_column_int64(handle, column))
+  }
+
+  func isNull(at column: Int32) -> Bool {
+    sqlite3_column_type(handle, column) == SQLITE_NULL
+  }
+
+  func int64(at column: Int32) -> Int64 {
+    sqlite3_column_int64(handle, column)
   }
 
   func text(at column: Int32) -> String? {

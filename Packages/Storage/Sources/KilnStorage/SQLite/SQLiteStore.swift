@@ -82,7 +82,7 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
     valueCodec: StoreCodec<Value>,
     now: @escaping @Sendable () -> Date = Date.init
   ) throws(SQLiteStoreError) {
-    guard Self.isIdentifier(table) else { throw .invalidTableName(table) }
+    guard isPlainSQLIdentifier(table, maximumLength: 64) else { throw .invalidTableName(table) }
     EntryLifetime.validate(entryLifetime, of: "SQLiteStore")
     let path = url.standardizedFileURL.path
     let connection = try SQLiteConnection(path: path, readOnly: false, busyTimeout: busyTimeout)
@@ -106,17 +106,6 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
     self.valueCodec = valueCodec
     self.now = now
     writer = SQLiteWriter(connection: connection, table: table)
-  }
-
-  private static func isIdentifier(_ name: String) -> Bool {
-    let bytes = Array(name.utf8)
-    guard (1...64).contains(bytes.count), !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[0]) else {
-      return false
-    }
-    return bytes.allSatisfy { byte in
-      (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-        || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
-    }
   }
 
   // MARK: - Reading

@@ -90,6 +90,78 @@ struct CrashSafetyTests {
     return values
   }
 
+  @Test("every acknowledged outbox append survives 50 SIGKILLs intact and in order; no acknowledged removal returns")
+  func killedOutboxWriter() async throws {
+    let writer = try CrashWriter.locate()
+    try await withTemporaryDirectory { directory in
+      let url = directory.appendingPathComponent("outbox.sqlite")
+      var generator = SeededRandomNumberGenerator(seed: TestSeed.current)
+      /// Generation of each acknowledged append, by sequence.
+      var acknowledged: [UInt64: Int] = [:]
+      var removed: Set<UInt64> = []
+      /// Removals that had started when the child was killed: done or not.
+      var removing: Set<UInt64> = []
+      for kill in 0..<Self.kills {
+        let child = try ChildProcess(
+          executable: writer, arguments: ["outbox", url.path, "loop", "\(kill * 1_000_000)", "\(Self.keyCount)"])
+        let acksBeforeKill = Int.random(in: 1...30, using: &generator)
+        var lines: [String] = []
+        while lines.count(where: { $0.hasPrefix("ack ") }) < acksBeforeKill {
+          guard let line = try await child.nextLine() else { break }
+          lines.append(line)
+        }
+        try #require(
+          lines.count(where: { $0.hasPrefix("ack ") }) == acksBeforeKill, "the child stopped early (kill \(kill))")
+        usleep(UInt32.random(in: 0..<3_000, using: &generator))
+        child.kill()
+        lines += try await child.linesToEnd()
+        for line in lines {
+          let parts = line.split(separator: " ")
+          if parts.count == 3, parts[0] == "ack", let generation = Int(parts[1]), let sequence = UInt64(parts[2]) {
+            acknowledged[sequence] = generation
+          } else if parts.count == 2, parts[0] == "removing", let sequence = UInt64(parts[1]) {
+            removing.insert(sequence)
+          } else if parts.count == 2, parts[0] == "removed", let sequence = UInt64(parts[1]) {
+            removed.insert(sequence)
+          }
+        }
+
+        let store = try SQLiteOutboxStore(url: url)
+        let loads = try await store.loadAll()
+        await store.close()
+        var entries: [UInt64: OutboxEntry] = [:]
+        for load in loads {
+          guard case .entry(let entry) = load else {
+            Issue.record("kill \(kill): a damaged entry: \(load)")
+            continue
+          }
+          entries[entry.sequence] = entry
+          let value = try JSONDecoder().decode(CheckedValue.self, from: entry.record.change)
+          let scope = String(decoding: entry.record.scope, as: UTF8.self)
+          #expect(value.isIntact(for: scope), "kill \(kill): entry \(entry.sequence) holds a torn change")
+          if let generation = acknowledged[entry.sequence] {
+            #expect(value.sequence == generation, "kill \(kill): entry \(entry.sequence) holds another write")
+          }
+        }
+        #expect(loads.map(\.sequence) == loads.map(\.sequence).sorted(), "kill \(kill): entries out of order")
+        // Later appends hold later generations: the order is the order of the writes.
+        let generations = loads.compactMap { load -> Int? in
+          guard case .entry(let entry) = load else { return nil }
+          return (try? JSONDecoder().decode(CheckedValue.self, from: entry.record.change))?.sequence
+        }
+        #expect(generations == generations.sorted(), "kill \(kill): writes out of order")
+        for (sequence, generation) in acknowledged where !removing.contains(sequence) {
+          #expect(entries[sequence] != nil, "kill \(kill): acknowledged append \(generation) (\(sequence)) was lost")
+        }
+        for sequence in removed {
+          #expect(entries[sequence] == nil, "kill \(kill): removed entry \(sequence) came back")
+        }
+      }
+      #expect(acknowledged.count >= Self.kills)
+      #expect(!removed.isEmpty)
+    }
+  }
+
   @Test("two processes writing one SQLite file at once lose no committed write")
   func twoProcessesShareSQLite() async throws {
     let writer = try CrashWriter.locate()

@@ -1,0 +1,404 @@
+import CKilnSQLite
+public import Foundation
+import _KilnSynchronization
+
+/// An ``OutboxStore`` in an SQLite database file: writes waiting to be sent survive the
+/// process being killed at any instant.
+///
+/// ```swift
+/// let outbox = try SQLiteOutboxStore(url: support.appending(path: "kiln.sqlite"))
+/// let sequence = try await outbox.append(record)   // durable when it returns
+/// for load in try await outbox.loadAll() { … }     // after a restart: every entry, in order
+/// ```
+///
+/// Each call is one transaction on the store's one connection, run on the calling thread
+/// under a lock: an append is a single `INSERT` that a kill leaves either committed or
+/// absent, and costs no thread hop (a hop to a queue of its own cost more than the insert).
+/// The database runs in WAL mode, so the file can be shared with an ``SQLiteStore`` (another
+/// table) and with other processes; while another process writes, a call waits for it on
+/// its thread, up to ``busyTimeout``.
+///
+/// Every record is kept in a checksummed envelope. SQLite checks the structure of its pages
+/// but not the bytes in them, so without it a byte flipped on disk would be sent as a
+/// different write; with it, ``loadAll()`` reports the entry as ``OutboxLoad/damaged(_:)``
+/// and ``quarantine(_:reason:)`` moves it to a table of its own (`<table>_quarantine`).
+///
+/// An append of a record whose idempotency key is stored returns its entry (or throws
+/// ``OutboxStoreError/keyConflict(_:)``) as the protocol says, for the entries this store
+/// instance has loaded or written: keys are indexed in memory, not in the table, where a
+/// unique index cost every append a second page written. Keys are random, so only a caller
+/// that appends one record through two instances (or processes) at once could store it twice.
+///
+/// A full disk, or a database grown to `maximumBytes`, fails an append with
+/// ``OutboxStoreError/storageFull`` and writes nothing.
+///
+/// - Important: No package is needed: the system SQLite (part of Apple's SDKs; the
+///   `libsqlite3-dev` package on Debian and Ubuntu).
+public final class SQLiteOutboxStore: OutboxStore, Sendable {
+  /// The database file.
+  public let url: URL
+
+  /// The table of the entries; quarantined ones are in `<table>_quarantine`.
+  public let table: String
+
+  /// How long a write waits for another connection's lock before failing.
+  public let busyTimeout: Duration
+
+  /// The connection (`nil` once closed) and the keys of the entries. Each call holds the
+  /// lock for its transaction.
+  private let state: KilnMutex<State>
+
+  private struct State {
+    var connection: SQLiteConnection?
+    var keys: KeyIndex
+  }
+
+  /// The idempotency key of every entry this store knows, both ways: what makes an append
+  /// of a stored record return its entry, without a unique index in the table (which
+  /// cost every append a second page written to the log, 0.3 times an insert).
+  struct KeyIndex {
+    private(set) var sequences: [IdempotencyKey: UInt64] = [:]
+    private var keys: [UInt64: IdempotencyKey] = [:]
+
+    subscript(key: IdempotencyKey) -> UInt64? { sequences[key] }
+
+    mutating func insert(_ key: IdempotencyKey, at sequence: UInt64) {
+      remove(sequence)
+      sequences[key] = sequence
+      keys[sequence] = key
+    }
+
+    mutating func remove(_ sequence: UInt64) {
+      if let key = keys.removeValue(forKey: sequence), sequences[key] == sequence { sequences[key] = nil }
+    }
+  }
+  private let now: @Sendable () -> Date
+
+  /// Opens (creating if needed) the outbox at `url`.
+  ///
+  /// - Parameters:
+  ///   - url: The database file; its directory must exist. It may be the file of an
+  ///     ``SQLiteStore``.
+  ///   - table: The entries' table; `kiln_outbox` by default.
+  ///   - durability: ``Durability/processCrash`` (the default): a returned append survives
+  ///     the process dying (`synchronous=NORMAL`). ``Durability/powerLoss`` syncs every
+  ///     commit to the disk (`synchronous=FULL`).
+  ///   - maximumBytes: The size the database file may reach, beyond which appends throw
+  ///     ``OutboxStoreError/storageFull``; `nil` (the default) for no limit but the disk's.
+  ///     Rounded down to whole pages.
+  ///   - busyTimeout: How long a write waits for another writer; five seconds by default.
+  ///   - now: The wall clock that dates quarantines.
+  /// - Throws: ``SQLiteStoreError/invalidTableName(_:)``, ``SQLiteStoreError/openFailed(path:code:message:)``,
+  ///   ``SQLiteStoreError/notADatabase(path:)`` (the file is left as it is),
+  ///   ``SQLiteStoreError/walUnavailable(path:journalMode:)``, or ``SQLiteStoreError/busy(message:)``.
+  public init(
+    url: URL,
+    table: String = "kiln_outbox",
+    durability: Durability = .processCrash,
+    maximumBytes: Int? = nil,
+    busyTimeout: Duration = .seconds(5),
+    now: @escaping @Sendable () -> Date = Date.init
+  ) throws(SQLiteStoreError) {
+    // The quarantine table's name must be an identifier too.
+    guard isPlainSQLIdentifier(table, maximumLength: 53) else { throw .invalidTableName(table) }
+    let path = url.standardizedFileURL.path
+    let connection = try SQLiteConnection(path: path, readOnly: false, busyTimeout: busyTimeout)
+    try connection.enableWAL(retryingWhileBusyFor: busyTimeout)
+    try connection.execute("PRAGMA synchronous = \(durability == .powerLoss ? "FULL" : "NORMAL")")
+    if let maximumBytes {
+      precondition(maximumBytes > 0, "SQLiteOutboxStore: maximumBytes must be positive")
+      let pageSize = max(Int(try connection.queryText("PRAGMA page_size") ?? "") ?? 4_096, 512)
+      try connection.execute("PRAGMA max_page_count = \(max(maximumBytes / pageSize, 1))")
+    }
+    try connection.writeTransaction { () throws(SQLiteStoreError) in
+      try connection.execute(
+        """
+        CREATE TABLE IF NOT EXISTS "\(table)" (
+          seq INTEGER PRIMARY KEY AUTOINCREMENT, channel TEXT NOT NULL, scope BLOB NOT NULL,
+          param BLOB NOT NULL, idem_key BLOB NOT NULL, record BLOB NOT NULL,
+          attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT
+        );
+        CREATE TABLE IF NOT EXISTS "\(table)_quarantine" (
+          seq INTEGER NOT NULL, channel TEXT, param BLOB, record BLOB NOT NULL, reason TEXT NOT NULL,
+          quarantined_at REAL NOT NULL
+        );
+        """)
+    }
+    self.url = url
+    self.table = table
+    self.busyTimeout = busyTimeout
+    self.now = now
+    var keys = KeyIndex()
+    let select = try connection.statement("SELECT seq, idem_key FROM \"\(table)\"")
+    defer { select.reset() }
+    while try select.step() {
+      if let key = IdempotencyKey(bytes: select.data(at: 1)) {
+        keys.insert(key, at: UInt64(bitPattern: select.int64(at: 0)))
+      }
+    }
+    self.state = KilnMutex(State(connection: connection, keys: keys))
+  }
+
+  // MARK: - Writing
+
+  public func append(_ record: OutboxRecord) async throws(OutboxStoreError) -> UInt64 {
+    let envelope = try OutboxEnvelope.encode(record)
+    return try locked { connection, keys throws(OutboxStoreError) in
+      if let stored = keys[record.idempotencyKey] {
+        // The key is stored: the same write appended again (a retry after an unknown
+        // outcome) returns its entry; another write with the key is a conflict.
+        if let existing = try entry(stored, on: connection) {
+          guard existing.record == record else { throw .keyConflict(record.idempotencyKey) }
+          return stored
+        }
+        keys.remove(stored)  // removed by another process
+      }
+      do throws(SQLiteStoreError) {
+        let sequence = try connection.writeTransaction { () throws(SQLiteStoreError) -> UInt64 in
+          let insert = try connection.statement(
+            "INSERT INTO \"\(table)\" (channel, scope, param, idem_key, record) VALUES (?1, ?2, ?3, ?4, ?5)")
+          defer { insert.reset() }
+          try bind(record, envelope: envelope, to: insert)
+          _ = try insert.step()
+          return UInt64(connection.lastInsertRowID)
+        }
+        keys.insert(record.idempotencyKey, at: sequence)
+        return sequence
+      } catch {
+        throw Self.outboxError(error)
+      }
+    }
+  }
+
+  public func replace(_ sequence: UInt64, with record: OutboxRecord) async throws(OutboxStoreError) {
+    let envelope = try OutboxEnvelope.encode(record)
+    return try locked { connection, keys throws(OutboxStoreError) in
+      if let other = keys[record.idempotencyKey], other != sequence, try entry(other, on: connection) != nil {
+        throw .keyConflict(record.idempotencyKey)
+      }
+      let replaced: Bool
+      do throws(SQLiteStoreError) {
+        replaced = try connection.writeTransaction { () throws(SQLiteStoreError) -> Bool in
+          let update = try connection.statement(
+            """
+            UPDATE "\(table)" SET channel = ?1, scope = ?2, param = ?3, idem_key = ?4, record = ?5, attempts = 0,
+            last_error = NULL WHERE seq = ?6
+            """)
+          defer { update.reset() }
+          try bind(record, envelope: envelope, to: update)
+          try update.bind(Int64(bitPattern: sequence), at: 6)
+          _ = try update.step()
+          return connection.changes == 1
+        }
+      } catch {
+        throw Self.outboxError(error)
+      }
+      guard replaced else { throw .notFound(sequence: sequence) }
+      keys.insert(record.idempotencyKey, at: sequence)
+    }
+  }
+
+  public func remove(_ sequences: [UInt64]) async throws(OutboxStoreError) {
+    guard !sequences.isEmpty else { return }
+    return try locked { connection, keys throws(OutboxStoreError) in
+      do throws(SQLiteStoreError) {
+        try connection.writeTransaction { () throws(SQLiteStoreError) in
+          let delete = try connection.statement("DELETE FROM \"\(table)\" WHERE seq = ?1")
+          defer { delete.reset() }
+          for sequence in sequences {
+            try delete.bind(Int64(bitPattern: sequence), at: 1)
+            _ = try delete.step()
+            delete.reset()
+          }
+        }
+      } catch {
+        throw Self.outboxError(error)
+      }
+      for sequence in sequences { keys.remove(sequence) }
+    }
+  }
+
+  public func recordFailure(_ sequence: UInt64, attempts: Int, error message: String) async throws(OutboxStoreError) {
+    return try locked { connection, keys throws(OutboxStoreError) in
+      let updated: Bool
+      do throws(SQLiteStoreError) {
+        updated = try connection.writeTransaction { () throws(SQLiteStoreError) -> Bool in
+          let update = try connection.statement(
+            "UPDATE \"\(table)\" SET attempts = ?1, last_error = ?2 WHERE seq = ?3")
+          defer { update.reset() }
+          try update.bind(Int64(attempts), at: 1)
+          try update.bind(text: message, at: 2)
+          try update.bind(Int64(bitPattern: sequence), at: 3)
+          _ = try update.step()
+          return connection.changes == 1
+        }
+      } catch {
+        throw Self.outboxError(error)
+      }
+      guard updated else { throw .notFound(sequence: sequence) }
+    }
+  }
+
+  public func quarantine(_ sequence: UInt64, reason: String) async throws(OutboxStoreError) {
+    return try locked { connection, keys throws(OutboxStoreError) in
+      let moved: Bool
+      do throws(SQLiteStoreError) {
+        moved = try connection.writeTransaction { () throws(SQLiteStoreError) -> Bool in
+          let copy = try connection.statement(
+            """
+            INSERT INTO "\(table)_quarantine" (seq, channel, param, record, reason, quarantined_at)
+            SELECT seq, channel, param, record, ?1, ?2 FROM "\(table)" WHERE seq = ?3
+            """)
+          defer { copy.reset() }
+          try copy.bind(text: reason, at: 1)
+          try copy.bind(now().timeIntervalSinceReferenceDate, at: 2)
+          try copy.bind(Int64(bitPattern: sequence), at: 3)
+          _ = try copy.step()
+          guard connection.changes == 1 else { return false }
+          let delete = try connection.statement("DELETE FROM \"\(table)\" WHERE seq = ?1")
+          defer { delete.reset() }
+          try delete.bind(Int64(bitPattern: sequence), at: 1)
+          _ = try delete.step()
+          return true
+        }
+      } catch {
+        throw Self.outboxError(error)
+      }
+      guard moved else { throw .notFound(sequence: sequence) }
+      keys.remove(sequence)
+    }
+  }
+
+  // MARK: - Reading
+
+  public func loadAll() async throws(OutboxStoreError) -> [OutboxLoad] {
+    return try locked { connection, keys throws(OutboxStoreError) in
+      do throws(SQLiteStoreError) {
+        let select = try connection.statement(
+          "SELECT seq, channel, scope, param, record, attempts, last_error FROM \"\(table)\" ORDER BY seq")
+        defer { select.reset() }
+        var loads: [OutboxLoad] = []
+        while try select.step() {
+          loads.append(
+            Self.load(
+              sequence: UInt64(bitPattern: select.int64(at: 0)), channel: select.text(at: 1), scope: select.data(at: 2),
+              param: select.data(at: 3), record: select.data(at: 4), attempts: select.int(at: 5),
+              lastError: select.text(at: 6)))
+        }
+        return loads
+      } catch {
+        throw Self.outboxError(error)
+      }
+    }
+  }
+
+  public func quarantined() async throws(OutboxStoreError) -> [OutboxQuarantined] {
+    return try locked { connection, keys throws(OutboxStoreError) in
+      do throws(SQLiteStoreError) {
+        let select = try connection.statement(
+          """
+          SELECT seq, channel, param, record, reason, quarantined_at FROM "\(table)_quarantine" ORDER BY rowid
+          """)
+        defer { select.reset() }
+        var entries: [OutboxQuarantined] = []
+        while try select.step() {
+          entries.append(
+            OutboxQuarantined(
+              sequence: UInt64(bitPattern: select.int64(at: 0)), channel: select.text(at: 1),
+              param: select.isNull(at: 2) ? nil : select.data(at: 2), storedBytes: select.data(at: 3),
+              reason: select.text(at: 4) ?? "",
+              quarantinedAt: Date(timeIntervalSinceReferenceDate: select.double(at: 5) ?? 0)))
+        }
+        return entries
+      } catch {
+        throw Self.outboxError(error)
+      }
+    }
+  }
+
+  /// Copies the write-ahead log into the database file and truncates it (as
+  /// ``SQLiteStore/checkpoint()``).
+  ///
+  /// - Throws: ``OutboxStoreError/failed(_:)`` with ``SQLiteStoreError/busy(message:)`` when
+  ///   readers or another writer kept it from completing.
+  public func checkpoint() async throws(OutboxStoreError) {
+    return try locked { connection, keys throws(OutboxStoreError) in
+      do throws(SQLiteStoreError) { try connection.checkpoint() } catch { throw Self.outboxError(error) }
+    }
+  }
+
+  /// Closes the store's connection; every later call throws ``OutboxStoreError/closed``.
+  /// Closing is optional: the connection also closes when the store is released.
+  public func close() async {
+    let closed = state.withLock { state in
+      defer { state.connection = nil }
+      return state.connection
+    }
+    withExtendedLifetime(closed) {}
+  }
+
+  // MARK: - Internal
+
+  /// Runs `body` with the connection, under its lock, on the calling thread.
+  private func locked<Result>(
+    _ body: (SQLiteConnection, inout KeyIndex) throws(OutboxStoreError) -> Result
+  ) throws(OutboxStoreError) -> Result {
+    try state.withLock { (state) throws(OutboxStoreError) -> Result in
+      guard let connection = state.connection else { throw .closed }
+      return try body(connection, &state.keys)
+    }
+  }
+
+  private func bind(_ record: OutboxRecord, envelope: Data, to statement: SQLiteStatement) throws(SQLiteStoreError) {
+    try statement.bind(text: record.channel, at: 1)
+    try statement.bind(record.scope, at: 2)
+    try statement.bind(record.param, at: 3)
+    try statement.bind(record.idempotencyKey.bytes, at: 4)
+    try statement.bind(envelope, at: 5)
+  }
+
+  /// Entry `sequence`, intact; `nil` when there is none or it is damaged.
+  private func entry(_ sequence: UInt64, on connection: SQLiteConnection) throws(OutboxStoreError) -> OutboxEntry? {
+    do throws(SQLiteStoreError) {
+      let select = try connection.statement(
+        "SELECT seq, channel, scope, param, record, attempts, last_error FROM \"\(table)\" WHERE seq = ?1")
+      defer { select.reset() }
+      try select.bind(Int64(bitPattern: sequence), at: 1)
+      guard try select.step() else { return nil }
+      let load = Self.load(
+        sequence: sequence, channel: select.text(at: 1), scope: select.data(at: 2), param: select.data(at: 3),
+        record: select.data(at: 4), attempts: select.int(at: 5), lastError: select.text(at: 6))
+      guard case .entry(let entry) = load else { return nil }
+      return entry
+    } catch {
+      throw Self.outboxError(error)
+    }
+  }
+
+  /// A stored row read back: its envelope checked, and checked against the columns beside it.
+  static func load(
+    sequence: UInt64, channel: String?, scope: Data, param: Data, record: Data, attempts: Int, lastError: String?
+  ) -> OutboxLoad {
+    switch OutboxEnvelope.decode(record) {
+    case .success(let decoded)
+    where decoded.channel == channel && decoded.scope == scope && decoded.param == param:
+      return .entry(OutboxEntry(sequence: sequence, record: decoded, attempts: attempts, lastError: lastError))
+    case .success:
+      return .damaged(
+        OutboxDamage(
+          sequence: sequence, channel: channel, param: param,
+          reason: OutboxEnvelope.Damage.columnsDisagree.description))
+    case .failure(let damage):
+      return .damaged(OutboxDamage(sequence: sequence, channel: channel, param: param, reason: damage.description))
+    }
+  }
+
+  static func outboxError(_ error: SQLiteStoreError) -> OutboxStoreError {
+    switch error {
+    case .closed: .closed
+    case .entryTooLarge(let size, let limit): .recordTooLarge(size: size, limit: limit)
+    case .sqlite(let code, _) where code & 0xFF == SQLITE_FULL: .storageFull
+    default: .failed(error)
+    }
+  }
+}
