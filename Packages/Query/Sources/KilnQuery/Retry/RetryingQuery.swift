@@ -1,4 +1,4 @@
-/// A query that tries its upstream again after a failure, as a ``RetryPolicy`` says.
+/// A query that tries its upstream again after a failure, as a `RetryPolicy` (KilnCore) says.
 ///
 /// Create one with ``KilnCore/Query/retry(_:clock:onRetry:)``.
 @frozen
@@ -59,7 +59,7 @@ extension RetryPolicy {
   ///     failed (from 1) and the delay about to be slept.
   ///   - operation: One attempt, given its number (from 1).
   /// - Returns: The value of the first attempt that succeeded.
-  /// - Throws: The failure of the last attempt, or of one ``shouldRetry`` refused.
+  /// - Throws: The failure of the last attempt, or of one the policy's `shouldRetry` refused.
   @inlinable
   public func run<Success>(
     clock: any Clock<Duration> = ContinuousClock(),

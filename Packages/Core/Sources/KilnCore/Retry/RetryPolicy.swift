@@ -16,8 +16,8 @@
 /// ```
 ///
 /// The policy is a plain value: ``delay(after:attempt:)`` and ``allowsRetry(after:attempt:)``
-/// answer for one failure, so any retry loop — ``KilnCore/Query/retry(_:clock:onRetry:)`` or a network
-/// handler's own — can use it.
+/// answer for one failure, so any retry loop can use it: KilnQuery's `retry(_:clock:onRetry:)`
+/// and `RetryPolicy.run`, KilnNetwork's `Retrying` stage, a repository's outbox sender.
 public struct RetryPolicy<Failure: Error>: Sendable {
   /// The most attempts in all, the first one included; at least 1.
   public let maxAttempts: Int
