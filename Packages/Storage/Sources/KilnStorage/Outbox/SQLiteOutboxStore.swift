@@ -29,6 +29,9 @@ import _KilnSynchronization
 /// unique index cost every append a second page written. Keys are random, so only a caller
 /// that appends one record through two instances (or processes) at once could store it twice.
 ///
+/// Calls are not cancellable: each is one short transaction, which a cancelled task still
+/// completes (a write the user made is not dropped because its view went away).
+///
 /// A full disk, or a database grown to `maximumBytes`, fails an append with
 /// ``OutboxStoreError/storageFull`` and writes nothing.
 ///
@@ -151,7 +154,7 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
           guard existing.record == record else { throw .keyConflict(record.idempotencyKey) }
           return stored
         }
-        keys.remove(stored)  // removed by another process
+        keys.remove(stored)  // removed by another process, or damaged: append it anew
       }
       do throws(SQLiteStoreError) {
         let sequence = try connection.writeTransaction { () throws(SQLiteStoreError) -> UInt64 in
