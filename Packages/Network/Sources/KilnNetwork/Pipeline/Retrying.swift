@@ -80,10 +80,10 @@ extension NetworkHandler.RetryPolicy {
   ///   and budget, and whose `delayOverride` honours `Retry-After` up to the cap.
   public func retryPolicy(
     for request: HTTPRequest, now: @escaping @Sendable () -> Date = Date.init
-  ) -> KilnQuery.RetryPolicy<NetworkError> {
+  ) -> KilnCore.RetryPolicy<NetworkError> {
     let rules = self
     let retriesRequest = allowsRetry(of: request)
-    var policy = KilnQuery.RetryPolicy<NetworkError>(
+    var policy = KilnCore.RetryPolicy<NetworkError>(
       maxAttempts: maxAttempts, backoff: backoff, jitter: jitter,
       shouldRetry: { error, _ in
         retriesRequest && rules.isRetryable(error) && (rules.budget?.withdraw() ?? true)

@@ -1,6 +1,6 @@
 public import Foundation
-// The policy is built from KilnQuery's RetryBackoff and RetryJitter: re-exported so that
-// `import KilnNetwork` is enough to write one.
+// The policy is built from KilnCore's RetryBackoff and RetryJitter, which KilnQuery re-exports
+// and KilnNetwork re-exports in turn, so that `import KilnNetwork` is enough to write one.
 @_exported public import KilnQuery
 
 extension NetworkHandler {
@@ -17,13 +17,13 @@ extension NetworkHandler {
   /// policy.retryableMethods.insert(.post)
   /// ```
   ///
-  /// It is named `NetworkHandler.RetryPolicy` so that it never clashes with KilnQuery's
-  /// generic `RetryPolicy`; it reuses KilnQuery's `RetryBackoff` and
+  /// It is named `NetworkHandler.RetryPolicy` so that it never clashes with KilnCore's
+  /// generic `RetryPolicy`; it reuses KilnCore's `RetryBackoff` and
   /// `RetryJitter`. Every wait is a sleep on the handler's clock.
   public struct RetryPolicy: Sendable {
     /// The most attempts in all, the first one included; at least 1.
     ///
-    /// - Precondition: Setting it below 1 stops the program, as KilnQuery's `RetryPolicy`
+    /// - Precondition: Setting it below 1 stops the program, as KilnCore's `RetryPolicy`
     ///   does: zero attempts would send nothing and answer nothing.
     public var maxAttempts: Int {
       didSet { Self.check(maxAttempts) }
@@ -112,7 +112,7 @@ extension NetworkHandler {
     @available(*, deprecated, message: "maxAttempts is checked when it is set; nothing is left to validate")
     public func validate() throws(NetworkError) {}
 
-    /// The same check, with the same words, as KilnQuery's `RetryPolicy`.
+    /// The same check, with the same words, as KilnCore's `RetryPolicy`.
     private static func check(_ maxAttempts: Int) {
       precondition(maxAttempts >= 1, "a retry policy needs at least 1 attempt, got maxAttempts: \(maxAttempts)")
     }
