@@ -50,6 +50,7 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
   /// The connection (`nil` once closed) and the keys of the entries. Each call holds the
   /// lock for its transaction.
   private let state: KilnMutex<State>
+  private let now: @Sendable () -> Date
 
   private struct State {
     var connection: SQLiteConnection?
@@ -60,7 +61,7 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
   /// of a stored record return its entry, without a unique index in the table (which
   /// cost every append a second page written to the log, 0.3 times an insert).
   struct KeyIndex {
-    private(set) var sequences: [IdempotencyKey: UInt64] = [:]
+    private var sequences: [IdempotencyKey: UInt64] = [:]
     private var keys: [UInt64: IdempotencyKey] = [:]
 
     subscript(key: IdempotencyKey) -> UInt64? { sequences[key] }
@@ -75,7 +76,6 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
       if let key = keys.removeValue(forKey: sequence), sequences[key] == sequence { sequences[key] = nil }
     }
   }
-  private let now: @Sendable () -> Date
 
   /// Opens (creating if needed) the outbox at `url`.
   ///
@@ -104,10 +104,8 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
   ) throws(SQLiteStoreError) {
     // The quarantine table's name must be an identifier too.
     guard isPlainSQLIdentifier(table, maximumLength: 53) else { throw .invalidTableName(table) }
-    let path = url.standardizedFileURL.path
-    let connection = try SQLiteConnection(path: path, readOnly: false, busyTimeout: busyTimeout)
-    try connection.enableWAL(retryingWhileBusyFor: busyTimeout)
-    try connection.execute("PRAGMA synchronous = \(durability == .powerLoss ? "FULL" : "NORMAL")")
+    let connection = try SQLiteConnection.writer(
+      path: url.standardizedFileURL.path, busyTimeout: busyTimeout, durability: durability)
     if let maximumBytes {
       precondition(maximumBytes > 0, "SQLiteOutboxStore: maximumBytes must be positive")
       let pageSize = max(Int(try connection.queryText("PRAGMA page_size") ?? "") ?? 4_096, 512)
@@ -156,8 +154,8 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
         }
         keys.remove(stored)  // removed by another process, or damaged: append it anew
       }
-      do throws(SQLiteStoreError) {
-        let sequence = try connection.writeTransaction { () throws(SQLiteStoreError) -> UInt64 in
+      let sequence = try Self.mapped { () throws(SQLiteStoreError) -> UInt64 in
+        try connection.writeTransaction { () throws(SQLiteStoreError) -> UInt64 in
           let insert = try connection.statement(
             "INSERT INTO \"\(table)\" (channel, scope, param, idem_key, record) VALUES (?1, ?2, ?3, ?4, ?5)")
           defer { insert.reset() }
@@ -165,23 +163,20 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
           _ = try insert.step()
           return UInt64(connection.lastInsertRowID)
         }
-        keys.insert(record.idempotencyKey, at: sequence)
-        return sequence
-      } catch {
-        throw Self.outboxError(error)
       }
+      keys.insert(record.idempotencyKey, at: sequence)
+      return sequence
     }
   }
 
   public func replace(_ sequence: UInt64, with record: OutboxRecord) async throws(OutboxStoreError) {
     let envelope = try OutboxEnvelope.encode(record)
-    return try locked { connection, keys throws(OutboxStoreError) in
+    try locked { connection, keys throws(OutboxStoreError) in
       if let other = keys[record.idempotencyKey], other != sequence, try entry(other, on: connection) != nil {
         throw .keyConflict(record.idempotencyKey)
       }
-      let replaced: Bool
-      do throws(SQLiteStoreError) {
-        replaced = try connection.writeTransaction { () throws(SQLiteStoreError) -> Bool in
+      let replaced = try Self.mapped { () throws(SQLiteStoreError) -> Bool in
+        try connection.writeTransaction { () throws(SQLiteStoreError) -> Bool in
           let update = try connection.statement(
             """
             UPDATE "\(table)" SET channel = ?1, scope = ?2, param = ?3, idem_key = ?4, record = ?5, attempts = 0,
@@ -193,8 +188,6 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
           _ = try update.step()
           return connection.changes == 1
         }
-      } catch {
-        throw Self.outboxError(error)
       }
       guard replaced else { throw .notFound(sequence: sequence) }
       keys.insert(record.idempotencyKey, at: sequence)
@@ -203,29 +196,20 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
 
   public func remove(_ sequences: [UInt64]) async throws(OutboxStoreError) {
     guard !sequences.isEmpty else { return }
-    return try locked { connection, keys throws(OutboxStoreError) in
-      do throws(SQLiteStoreError) {
+    try locked { connection, keys throws(OutboxStoreError) in
+      try Self.mapped { () throws(SQLiteStoreError) in
         try connection.writeTransaction { () throws(SQLiteStoreError) in
-          let delete = try connection.statement("DELETE FROM \"\(table)\" WHERE seq = ?1")
-          defer { delete.reset() }
-          for sequence in sequences {
-            try delete.bind(Int64(bitPattern: sequence), at: 1)
-            _ = try delete.step()
-            delete.reset()
-          }
+          for sequence in sequences { try delete(sequence, on: connection) }
         }
-      } catch {
-        throw Self.outboxError(error)
       }
       for sequence in sequences { keys.remove(sequence) }
     }
   }
 
   public func recordFailure(_ sequence: UInt64, attempts: Int, error message: String) async throws(OutboxStoreError) {
-    return try locked { connection, keys throws(OutboxStoreError) in
-      let updated: Bool
-      do throws(SQLiteStoreError) {
-        updated = try connection.writeTransaction { () throws(SQLiteStoreError) -> Bool in
+    let updated = try locked { connection, _ throws(OutboxStoreError) -> Bool in
+      try Self.mapped { () throws(SQLiteStoreError) -> Bool in
+        try connection.writeTransaction { () throws(SQLiteStoreError) -> Bool in
           let update = try connection.statement(
             "UPDATE \"\(table)\" SET attempts = ?1, last_error = ?2 WHERE seq = ?3")
           defer { update.reset() }
@@ -235,18 +219,15 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
           _ = try update.step()
           return connection.changes == 1
         }
-      } catch {
-        throw Self.outboxError(error)
       }
-      guard updated else { throw .notFound(sequence: sequence) }
     }
+    guard updated else { throw .notFound(sequence: sequence) }
   }
 
   public func quarantine(_ sequence: UInt64, reason: String) async throws(OutboxStoreError) {
-    return try locked { connection, keys throws(OutboxStoreError) in
-      let moved: Bool
-      do throws(SQLiteStoreError) {
-        moved = try connection.writeTransaction { () throws(SQLiteStoreError) -> Bool in
+    try locked { connection, keys throws(OutboxStoreError) in
+      let moved = try Self.mapped { () throws(SQLiteStoreError) -> Bool in
+        try connection.writeTransaction { () throws(SQLiteStoreError) -> Bool in
           let copy = try connection.statement(
             """
             INSERT INTO "\(table)_quarantine" (seq, channel, param, record, reason, quarantined_at)
@@ -258,14 +239,9 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
           try copy.bind(Int64(bitPattern: sequence), at: 3)
           _ = try copy.step()
           guard connection.changes == 1 else { return false }
-          let delete = try connection.statement("DELETE FROM \"\(table)\" WHERE seq = ?1")
-          defer { delete.reset() }
-          try delete.bind(Int64(bitPattern: sequence), at: 1)
-          _ = try delete.step()
+          try delete(sequence, on: connection)
           return true
         }
-      } catch {
-        throw Self.outboxError(error)
       }
       guard moved else { throw .notFound(sequence: sequence) }
       keys.remove(sequence)
@@ -275,29 +251,20 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
   // MARK: - Reading
 
   public func loadAll() async throws(OutboxStoreError) -> [OutboxLoad] {
-    return try locked { connection, keys throws(OutboxStoreError) in
-      do throws(SQLiteStoreError) {
-        let select = try connection.statement(
-          "SELECT seq, channel, scope, param, record, attempts, last_error FROM \"\(table)\" ORDER BY seq")
+    try locked { connection, _ throws(OutboxStoreError) in
+      try Self.mapped { () throws(SQLiteStoreError) -> [OutboxLoad] in
+        let select = try connection.statement("SELECT \(Self.entryColumns) FROM \"\(table)\" ORDER BY seq")
         defer { select.reset() }
         var loads: [OutboxLoad] = []
-        while try select.step() {
-          loads.append(
-            Self.load(
-              sequence: UInt64(bitPattern: select.int64(at: 0)), channel: select.text(at: 1), scope: select.data(at: 2),
-              param: select.data(at: 3), record: select.data(at: 4), attempts: select.int(at: 5),
-              lastError: select.text(at: 6)))
-        }
+        while try select.step() { loads.append(Self.load(select)) }
         return loads
-      } catch {
-        throw Self.outboxError(error)
       }
     }
   }
 
   public func quarantined() async throws(OutboxStoreError) -> [OutboxQuarantined] {
-    return try locked { connection, keys throws(OutboxStoreError) in
-      do throws(SQLiteStoreError) {
+    try locked { connection, _ throws(OutboxStoreError) in
+      try Self.mapped { () throws(SQLiteStoreError) -> [OutboxQuarantined] in
         let select = try connection.statement(
           """
           SELECT seq, channel, param, record, reason, quarantined_at FROM "\(table)_quarantine" ORDER BY rowid
@@ -313,8 +280,6 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
               quarantinedAt: Date(timeIntervalSinceReferenceDate: select.double(at: 5) ?? 0)))
         }
         return entries
-      } catch {
-        throw Self.outboxError(error)
       }
     }
   }
@@ -325,8 +290,8 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
   /// - Throws: ``OutboxStoreError/failed(_:)`` with ``SQLiteStoreError/busy(message:)`` when
   ///   readers or another writer kept it from completing.
   public func checkpoint() async throws(OutboxStoreError) {
-    return try locked { connection, keys throws(OutboxStoreError) in
-      do throws(SQLiteStoreError) { try connection.checkpoint() } catch { throw Self.outboxError(error) }
+    try locked { connection, _ throws(OutboxStoreError) in
+      try Self.mapped { () throws(SQLiteStoreError) in try connection.checkpoint() }
     }
   }
 
@@ -360,32 +325,39 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
     try statement.bind(envelope, at: 5)
   }
 
+  /// Deletes entry `sequence`, inside the caller's transaction.
+  private func delete(_ sequence: UInt64, on connection: SQLiteConnection) throws(SQLiteStoreError) {
+    let delete = try connection.statement("DELETE FROM \"\(table)\" WHERE seq = ?1")
+    defer { delete.reset() }
+    try delete.bind(Int64(bitPattern: sequence), at: 1)
+    _ = try delete.step()
+  }
+
   /// Entry `sequence`, intact; `nil` when there is none or it is damaged.
   private func entry(_ sequence: UInt64, on connection: SQLiteConnection) throws(OutboxStoreError) -> OutboxEntry? {
-    do throws(SQLiteStoreError) {
-      let select = try connection.statement(
-        "SELECT seq, channel, scope, param, record, attempts, last_error FROM \"\(table)\" WHERE seq = ?1")
+    try Self.mapped { () throws(SQLiteStoreError) -> OutboxEntry? in
+      let select = try connection.statement("SELECT \(Self.entryColumns) FROM \"\(table)\" WHERE seq = ?1")
       defer { select.reset() }
       try select.bind(Int64(bitPattern: sequence), at: 1)
-      guard try select.step() else { return nil }
-      let load = Self.load(
-        sequence: sequence, channel: select.text(at: 1), scope: select.data(at: 2), param: select.data(at: 3),
-        record: select.data(at: 4), attempts: select.int(at: 5), lastError: select.text(at: 6))
-      guard case .entry(let entry) = load else { return nil }
+      guard try select.step(), case .entry(let entry) = Self.load(select) else { return nil }
       return entry
-    } catch {
-      throw Self.outboxError(error)
     }
   }
 
-  /// A stored row read back: its envelope checked, and checked against the columns beside it.
-  static func load(
-    sequence: UInt64, channel: String?, scope: Data, param: Data, record: Data, attempts: Int, lastError: String?
-  ) -> OutboxLoad {
-    switch OutboxEnvelope.decode(record) {
+  /// The columns ``load(_:)`` reads, in its order.
+  private static let entryColumns = "seq, channel, scope, param, record, attempts, last_error"
+
+  /// The row `select` stands on (``entryColumns``): its envelope checked, and checked against
+  /// the columns stored beside it.
+  static func load(_ select: SQLiteStatement) -> OutboxLoad {
+    let sequence = UInt64(bitPattern: select.int64(at: 0))
+    let channel = select.text(at: 1)
+    let param = select.data(at: 3)
+    switch OutboxEnvelope.decode(select.data(at: 4)) {
     case .success(let decoded)
-    where decoded.channel == channel && decoded.scope == scope && decoded.param == param:
-      return .entry(OutboxEntry(sequence: sequence, record: decoded, attempts: attempts, lastError: lastError))
+    where decoded.channel == channel && decoded.scope == select.data(at: 2) && decoded.param == param:
+      return .entry(
+        OutboxEntry(sequence: sequence, record: decoded, attempts: select.int(at: 5), lastError: select.text(at: 6)))
     case .success:
       return .damaged(
         OutboxDamage(
@@ -394,6 +366,11 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
     case .failure(let damage):
       return .damaged(OutboxDamage(sequence: sequence, channel: channel, param: param, reason: damage.description))
     }
+  }
+
+  /// Runs `body`, reporting SQLite's errors as the outbox's.
+  private static func mapped<Result>(_ body: () throws(SQLiteStoreError) -> Result) throws(OutboxStoreError) -> Result {
+    do { return try body() } catch { throw outboxError(error) }
   }
 
   static func outboxError(_ error: SQLiteStoreError) -> OutboxStoreError {

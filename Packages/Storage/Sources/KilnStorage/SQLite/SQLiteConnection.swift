@@ -32,6 +32,17 @@ final class SQLiteConnection: @unchecked Sendable {
     sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
   }
 
+  /// Opens the writing connection of a store: WAL mode (retried while another opener holds
+  /// the lock) and `synchronous` as `durability` asks.
+  static func writer(path: String, busyTimeout: Duration, durability: Durability) throws(SQLiteStoreError)
+    -> SQLiteConnection
+  {
+    let connection = try SQLiteConnection(path: path, readOnly: false, busyTimeout: busyTimeout)
+    try connection.enableWAL(retryingWhileBusyFor: busyTimeout)
+    try connection.execute("PRAGMA synchronous = \(durability == .powerLoss ? "FULL" : "NORMAL")")
+    return connection
+  }
+
   deinit {
     for statement in statements.values { sqlite3_finalize(statement) }
     sqlite3_close_v2(handle)

@@ -85,9 +85,7 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
     guard isPlainSQLIdentifier(table, maximumLength: 64) else { throw .invalidTableName(table) }
     EntryLifetime.validate(entryLifetime, of: "SQLiteStore")
     let path = url.standardizedFileURL.path
-    let connection = try SQLiteConnection(path: path, readOnly: false, busyTimeout: busyTimeout)
-    try connection.enableWAL(retryingWhileBusyFor: busyTimeout)
-    try connection.execute("PRAGMA synchronous = \(durability == .powerLoss ? "FULL" : "NORMAL")")
+    let connection = try SQLiteConnection.writer(path: path, busyTimeout: busyTimeout, durability: durability)
     try connection.writeTransaction { () throws(SQLiteStoreError) in
       try connection.execute(
         """
