@@ -94,6 +94,13 @@ struct OutboxSenderMachine<Failure: Error>: Sendable {
     var isStalled = false
 
     var isReady: Bool { !entries.isEmpty && !isSending && retryToken == nil && !isStalled }
+
+    /// Ends a stall or a retry wait, and gives every entry the policy's full count again.
+    mutating func startRound() {
+      isStalled = false
+      retryToken = nil
+      for index in entries.indices { entries[index].round = 0 }
+    }
   }
 
   let policy: RetryPolicy<Failure>
@@ -232,11 +239,7 @@ struct OutboxSenderMachine<Failure: Error>: Sendable {
       probeToken = nil
       actions.append(.resumed)
     }
-    for lane in lanes.keys {
-      lanes[lane]!.isStalled = false
-      lanes[lane]!.retryToken = nil
-      for index in lanes[lane]!.entries.indices { lanes[lane]!.entries[index].round = 0 }
-    }
+    for lane in lanes.keys { lanes[lane]!.startRound() }
     return actions + pump()
   }
 
