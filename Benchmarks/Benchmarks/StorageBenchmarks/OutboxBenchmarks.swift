@@ -6,7 +6,6 @@ import KilnStorage
 
 private let appendCount = 1_000
 private let change = Data(repeating: 42, count: 1_024)
-private let transient = unsafeBitCast(Int(-1), to: sqlite3_destructor_type.self)
 
 /// The baseline of an outbox append: the same 1 KB inserted with sqlite3 directly, one
 /// transaction per insert, into a table whose row IDs are never reused, with the same
@@ -17,18 +16,11 @@ final class RawOutbox: @unchecked Sendable {  // used from one benchmark task at
   let delete: OpaquePointer
 
   init(path: String) {
-    var database: OpaquePointer?
-    sqlite3_open_v2(path, &database, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
-    self.database = database!
-    sqlite3_exec(self.database, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", nil, nil, nil)
-    sqlite3_exec(
-      self.database, "CREATE TABLE IF NOT EXISTS raw (seq INTEGER PRIMARY KEY AUTOINCREMENT, change BLOB NOT NULL)",
-      nil, nil, nil)
-    var statement: OpaquePointer?
-    sqlite3_prepare_v2(self.database, "INSERT INTO raw (change) VALUES (?1)", -1, &statement, nil)
-    insert = statement!
-    sqlite3_prepare_v2(self.database, "DELETE FROM raw WHERE seq = ?1", -1, &statement, nil)
-    delete = statement!
+    database = openRawDatabase(
+      path: path, schema: "CREATE TABLE IF NOT EXISTS raw (seq INTEGER PRIMARY KEY AUTOINCREMENT, change BLOB NOT NULL)"
+    )
+    insert = prepareRaw("INSERT INTO raw (change) VALUES (?1)", on: database)
+    delete = prepareRaw("DELETE FROM raw WHERE seq = ?1", on: database)
   }
 
   func append(_ bytes: Data) -> Int64 {

@@ -6,7 +6,24 @@ import KilnStorage
 
 private let rowCount = 1_000
 private let value = Data(repeating: 7, count: 100)
-private let transient = unsafeBitCast(Int(-1), to: sqlite3_destructor_type.self)
+/// `SQLITE_TRANSIENT`: SQLite copies bound bytes (the C macro does not import).
+let transient = unsafeBitCast(Int(-1), to: sqlite3_destructor_type.self)
+
+/// Opens the database at `path` as the raw baselines use it: one connection, WAL,
+/// `synchronous=NORMAL` (what Kiln's SQLite stores run by default), then runs `schema`.
+func openRawDatabase(path: String, schema: String) -> OpaquePointer {
+  var database: OpaquePointer?
+  sqlite3_open_v2(path, &database, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+  sqlite3_exec(database!, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \(schema)", nil, nil, nil)
+  return database!
+}
+
+/// A prepared statement of `sql` on `database`.
+func prepareRaw(_ sql: String, on database: OpaquePointer) -> OpaquePointer {
+  var statement: OpaquePointer?
+  sqlite3_prepare_v2(database, sql, -1, &statement, nil)
+  return statement!
+}
 
 /// SQLite used directly: one connection, WAL, prepared statements, the same table shape as
 /// SQLiteStore's.
@@ -16,24 +33,15 @@ final class RawSQLite: @unchecked Sendable {  // used from one benchmark task at
   let select: OpaquePointer
 
   init(path: String) {
-    var database: OpaquePointer?
-    sqlite3_open_v2(path, &database, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
-    self.database = database!
-    sqlite3_exec(self.database, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", nil, nil, nil)
-    sqlite3_exec(
-      self.database,
-      """
-      CREATE TABLE IF NOT EXISTS raw (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL, stored_at REAL NOT NULL,
-        expires_at REAL) WITHOUT ROWID
-      """, nil, nil, nil)
-    var statement: OpaquePointer?
-    sqlite3_prepare_v2(
-      self.database, "INSERT OR REPLACE INTO raw (key, value, stored_at, expires_at) VALUES (?1, ?2, ?3, ?4)", -1,
-      &statement, nil)
-    insert = statement!
-    sqlite3_prepare_v2(
-      self.database, "SELECT value, stored_at, expires_at FROM raw WHERE key = ?1", -1, &statement, nil)
-    select = statement!
+    database = openRawDatabase(
+      path: path,
+      schema: """
+        CREATE TABLE IF NOT EXISTS raw (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL, stored_at REAL NOT NULL,
+          expires_at REAL) WITHOUT ROWID
+        """)
+    insert = prepareRaw(
+      "INSERT OR REPLACE INTO raw (key, value, stored_at, expires_at) VALUES (?1, ?2, ?3, ?4)", on: database)
+    select = prepareRaw("SELECT value, stored_at, expires_at FROM raw WHERE key = ?1", on: database)
   }
 
   func write(_ keys: [Data]) {
