@@ -10,10 +10,10 @@
 # Traits are off by default: every line of Kiln that handles raw memory (Storage's files, SQLite
 # and checksums, the HTTP cache's codec, the locks) builds without one, and building swift-nio,
 # AsyncHTTPClient and PostgresNIO under ASan too doubles the run. Builds in .build-asan
-# (.build-asan-traits with --all-traits). Any ASan report (a use after free, an overflow, a double free) fails
-# the run; the report is printed. Leak detection is off: Swift's runtime keeps metadata
-# caches and GCD keeps its threads for the life of the process, which LeakSanitizer would
-# report as leaks in every test.
+# (.build-asan-traits with --all-traits). Any ASan report (a use after free, an overflow, a
+# double free) fails the run; the report is printed. Leak detection is off: Swift's runtime
+# keeps metadata caches and GCD keeps its threads for the life of the process, which
+# LeakSanitizer would report as leaks in every test.
 #
 # Environment:
 #   KILN_ASAN_TIMEOUT   seconds each test target (or a filtered run) may take (default 2400)
