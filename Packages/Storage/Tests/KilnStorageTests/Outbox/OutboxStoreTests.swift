@@ -95,7 +95,7 @@ struct OutboxStoreTests {
       _ = try await store.append(record)
       var changed = record
       changed.change = Data("another".utf8)
-      let error = await Self.thrown { _ = try await store.append(changed) }
+      let error = await #expect(throws: OutboxStoreError.self) { _ = try await store.append(changed) }
       guard case .keyConflict(let key)? = error else {
         Issue.record("\(String(describing: error))")
         return
@@ -118,14 +118,14 @@ struct OutboxStoreTests {
       #expect(loaded[0].record == replacement)
       #expect(loaded[0].attempts == 0 && loaded[0].lastError == nil)
 
-      let missing = await Self.thrown { try await store.replace(999, with: Self.record("a", "x")) }
+      let missing = await #expect(throws: OutboxStoreError.self) { try await store.replace(999, with: Self.record("a", "x")) }
       guard case .notFound(let sequence)? = missing else {
         Issue.record("\(String(describing: missing))")
         return
       }
       #expect(sequence == 999)
       // The key of the second entry cannot be taken by the first.
-      let taken = await Self.thrown { try await store.replace(first, with: loaded[1].record) }
+      let taken = await #expect(throws: OutboxStoreError.self) { try await store.replace(first, with: loaded[1].record) }
       guard case .keyConflict? = taken else {
         Issue.record("\(String(describing: taken))")
         return
@@ -141,7 +141,7 @@ struct OutboxStoreTests {
       try await store.recordFailure(sequence, attempts: 2, error: "HTTP 503")
       let entry = try #require(Self.entries(try await store.loadAll()).first)
       #expect(entry.attempts == 2 && entry.lastError == "HTTP 503")
-      let error = await Self.thrown { try await store.recordFailure(sequence + 1, attempts: 1, error: "x") }
+      let error = await #expect(throws: OutboxStoreError.self) { try await store.recordFailure(sequence + 1, attempts: 1, error: "x") }
       guard case .notFound(let missing)? = error else {
         Issue.record("\(String(describing: error))")
         return
@@ -174,7 +174,7 @@ struct OutboxStoreTests {
       #expect(quarantined.first?.channel == "notes")
       #expect(quarantined.first?.param == Data("param:b".utf8))
       #expect(quarantined.first.map { OutboxEnvelope.decode($0.storedBytes) } == .success(Self.record("b", "bad")))
-      let error = await Self.thrown { try await store.quarantine(bad, reason: "again") }
+      let error = await #expect(throws: OutboxStoreError.self) { try await store.quarantine(bad, reason: "again") }
       guard case .notFound? = error else {
         Issue.record("\(String(describing: error))")
         return
@@ -186,7 +186,7 @@ struct OutboxStoreTests {
   func invalidChannel(kind: Kind) async throws {
     try await Self.withStore(kind) { store in
       for channel in ["", String(repeating: "c", count: 256)] {
-        let error = await Self.thrown { _ = try await store.append(Self.record("a", "1", channel: channel)) }
+        let error = await #expect(throws: OutboxStoreError.self) { _ = try await store.append(Self.record("a", "1", channel: channel)) }
         guard case .invalidChannel(let refused)? = error else {
           Issue.record("\(String(describing: error))")
           return
@@ -236,7 +236,7 @@ struct OutboxStoreTests {
       try await store.quarantine(second, reason: "test")
       try await store.remove([third])
       await store.close()
-      let closed = await Self.thrown { _ = try await store.loadAll() }
+      let closed = await #expect(throws: OutboxStoreError.self) { _ = try await store.loadAll() }
       guard case .closed? = closed else {
         Issue.record("\(String(describing: closed))")
         return
@@ -254,7 +254,7 @@ struct OutboxStoreTests {
       #expect(try await reopened.append(Self.record("a", "1")) == first)
       var conflicting = Self.record("a", "1")
       conflicting.change = Data("other".utf8)
-      let conflict = await Self.thrown { _ = try await reopened.append(conflicting) }
+      let conflict = await #expect(throws: OutboxStoreError.self) { _ = try await reopened.append(conflicting) }
       guard case .keyConflict? = conflict else {
         Issue.record("\(String(describing: conflict))")
         return
@@ -405,22 +405,6 @@ struct OutboxStoreTests {
         return
       }
     }
-  }
-
-  /// The ``OutboxStoreError`` `body` throws, or `nil` (with an issue recorded) when it throws
-  /// none or another error.
-  static func thrown(
-    sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void
-  ) async -> OutboxStoreError? {
-    do {
-      try await body()
-      Issue.record("no error was thrown", sourceLocation: sourceLocation)
-    } catch let error as OutboxStoreError {
-      return error
-    } catch {
-      Issue.record("not an OutboxStoreError: \(error)", sourceLocation: sourceLocation)
-    }
-    return nil
   }
 
   /// Runs `sql` on the database at `url` through a connection of its own.
