@@ -118,14 +118,18 @@ struct OutboxStoreTests {
       #expect(loaded[0].record == replacement)
       #expect(loaded[0].attempts == 0 && loaded[0].lastError == nil)
 
-      let missing = await #expect(throws: OutboxStoreError.self) { try await store.replace(999, with: Self.record("a", "x")) }
+      let missing = await #expect(throws: OutboxStoreError.self) {
+        try await store.replace(999, with: Self.record("a", "x"))
+      }
       guard case .notFound(let sequence)? = missing else {
         Issue.record("\(String(describing: missing))")
         return
       }
       #expect(sequence == 999)
       // The key of the second entry cannot be taken by the first.
-      let taken = await #expect(throws: OutboxStoreError.self) { try await store.replace(first, with: loaded[1].record) }
+      let taken = await #expect(throws: OutboxStoreError.self) {
+        try await store.replace(first, with: loaded[1].record)
+      }
       guard case .keyConflict? = taken else {
         Issue.record("\(String(describing: taken))")
         return
@@ -141,7 +145,9 @@ struct OutboxStoreTests {
       try await store.recordFailure(sequence, attempts: 2, error: "HTTP 503")
       let entry = try #require(Self.entries(try await store.loadAll()).first)
       #expect(entry.attempts == 2 && entry.lastError == "HTTP 503")
-      let error = await #expect(throws: OutboxStoreError.self) { try await store.recordFailure(sequence + 1, attempts: 1, error: "x") }
+      let error = await #expect(throws: OutboxStoreError.self) {
+        try await store.recordFailure(sequence + 1, attempts: 1, error: "x")
+      }
       guard case .notFound(let missing)? = error else {
         Issue.record("\(String(describing: error))")
         return
@@ -186,7 +192,9 @@ struct OutboxStoreTests {
   func invalidChannel(kind: Kind) async throws {
     try await Self.withStore(kind) { store in
       for channel in ["", String(repeating: "c", count: 256)] {
-        let error = await #expect(throws: OutboxStoreError.self) { _ = try await store.append(Self.record("a", "1", channel: channel)) }
+        let error = await #expect(throws: OutboxStoreError.self) {
+          _ = try await store.append(Self.record("a", "1", channel: channel))
+        }
         guard case .invalidChannel(let refused)? = error else {
           Issue.record("\(String(describing: error))")
           return
