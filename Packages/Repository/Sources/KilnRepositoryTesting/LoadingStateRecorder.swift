@@ -16,7 +16,9 @@ import _KilnSynchronization
 ///
 /// The subscription runs in a task of its own from `init` until ``stop()``, or until the
 /// recorder is deinitialised (which cancels it without waiting). Each state is recorded with
-/// the origin of its content (``snapshots``).
+/// the origin of its content (``snapshots``), and the snapshots in which only the pending
+/// local changes moved are kept too (``snapshots``, ``waitForSnapshot(timeout:fileID:filePath:line:column:where:)``),
+/// though not as states: ``states`` is what `publish()` emits.
 ///
 /// The waits are bounded: when what a test waits for has not come within the timeout, the
 /// wait records an issue at the caller (with Swift Testing) and returns what it has, so a
@@ -24,6 +26,8 @@ import _KilnSynchronization
 /// limit. The timeout runs on the continuous clock, whatever clock the code under test uses.
 public final class LoadingStateRecorder<Content: Sendable>: Sendable {
   private let recorded = Recorder<LoadingSnapshot<Content>>()
+  /// Every snapshot, the pending-only ones included.
+  private let everySnapshot = Recorder<LoadingSnapshot<Content>>()
   private let subscription: KilnMutex<Task<Void, Never>?> = KilnMutex(nil)
   private let ended = AsyncCounter()
   private let timeout: Duration
@@ -37,12 +41,14 @@ public final class LoadingStateRecorder<Content: Sendable>: Sendable {
   public init(_ states: LoadingStateSequence<Content>, timeout: Duration = .seconds(30)) {
     self.timeout = timeout
     let recorded = self.recorded
+    let everySnapshot = self.everySnapshot
     let ended = self.ended
     // The task holds what it writes to, never the recorder, so that dropping the recorder
     // deinitialises it and cancels the subscription.
     let task = Task {
       for await snapshot in states.withOrigin() {
-        recorded.append(snapshot)
+        if !snapshot.stateUnchanged { recorded.append(snapshot) }
+        everySnapshot.append(snapshot)
       }
       ended.increment()
     }
@@ -56,8 +62,9 @@ public final class LoadingStateRecorder<Content: Sendable>: Sendable {
   /// Every state seen so far, in order.
   public var states: [LoadingState<Content>] { recorded.values.map(\.state) }
 
-  /// Every state seen so far with the origin of its content, in order.
-  public var snapshots: [LoadingSnapshot<Content>] { recorded.values }
+  /// Every snapshot seen so far, in order: each state with the origin of its content, and
+  /// the snapshots in which only their `pending` status moved.
+  public var snapshots: [LoadingSnapshot<Content>] { everySnapshot.values }
 
   /// How many states were seen so far.
   public var count: Int { recorded.count }
@@ -128,6 +135,43 @@ public final class LoadingStateRecorder<Content: Sendable>: Sendable {
         if let match = self.states[checked...].first(where: predicate) { return match }
         CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column).recordIssue(
           "The LoadingStateRecorder saw no matching state within \(timeout): \(self.states)")
+        return nil
+      }
+    }
+  }
+
+  /// Suspends until a snapshot that `predicate` accepts has been seen (at any time since the
+  /// recorder started), pending-only snapshots included, and returns the first one.
+  ///
+  /// When none has come within `timeout`, records an issue at the caller and returns `nil`.
+  ///
+  /// - Parameters:
+  ///   - timeout: How long to wait; the recorder's timeout when `nil`.
+  ///   - fileID: The file ID of the caller, where a wait that runs out records its issue.
+  ///   - filePath: The file path of the caller.
+  ///   - line: The line of the caller.
+  ///   - column: The column of the caller.
+  ///   - predicate: The snapshot to wait for.
+  /// - Returns: The first snapshot seen that `predicate` accepts, or `nil`.
+  @discardableResult
+  public func waitForSnapshot(
+    timeout: Duration? = nil,
+    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column,
+    where predicate: (LoadingSnapshot<Content>) -> Bool
+  ) async -> LoadingSnapshot<Content>? {
+    let timeout = timeout ?? self.timeout
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    var checked = 0
+    while true {
+      let snapshots = everySnapshot.values
+      if let match = snapshots[checked...].first(where: predicate) { return match }
+      checked = snapshots.count
+      let remaining = ContinuousClock.now.duration(to: deadline)
+      let more = remaining > .zero ? await everySnapshot.waitForCount(checked + 1, timeout: remaining) : false
+      if !more {
+        if let match = everySnapshot.values[checked...].first(where: predicate) { return match }
+        CallerLocation(fileID: fileID, filePath: filePath, line: line, column: column).recordIssue(
+          "The LoadingStateRecorder saw no matching snapshot within \(timeout): \(everySnapshot.values)")
         return nil
       }
     }

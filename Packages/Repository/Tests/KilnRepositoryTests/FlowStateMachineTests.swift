@@ -459,6 +459,162 @@ struct FlowStateMachineTests {
     flushWrites()
     #expect(model.cache == machine.content || !machine.hasState, "seed \(seed): the cache ends with the content")
   }
+
+  // MARK: - Local changes (overlays)
+
+  /// A change that is not commutative, so that the order of the fold shows: `x → x * 10 + digit`.
+  static func appending(_ digit: Int) -> @Sendable (Int?) -> Int? {
+    { ($0 ?? 0) * 10 + digit }
+  }
+
+  @Test("local changes show over the base in sequence order; only the base is cached")
+  func overlaysFold() {
+    var machine = Machine(canSettle: true, paging: nil)
+    Self.showingCached(&machine)
+    var actions = machine.mutationApplied(2, enqueuedAt: Self.day, apply: Self.appending(2))
+    #expect(actions.emit?.state == completed(12))
+    #expect(actions.emit?.origin == .update)
+    #expect(actions.emit?.pending?.count == 1)
+    #expect(actions.write == nil, "a pending change is never cached")
+    // An older entry (restored after a restart) goes under the newer one.
+    actions = machine.mutationApplied(1, enqueuedAt: Self.day, apply: Self.appending(1))
+    #expect(actions.emit?.state == completed(112))
+    #expect(!machine.isQuiet, "a param with pending changes is not released")
+    #expect(machine.settledAt == nil)
+    // A refresh: its result is the new base, the changes go on top.
+    _ = machine.startFetch()
+    actions = machine.fetchFinished(machine.generation, .success(3), now: Self.later)
+    #expect(actions.emit?.state == completed(312))
+    #expect(actions.write?.data == 3)
+    machine.writeFinished()
+    // Progress changes the status only.
+    actions = machine.mutationProgress(1, isSending: true, attempts: 0, failure: nil)
+    #expect(actions.emit?.state == completed(312))
+    #expect(actions.emit?.pending?.sendingCount == 1)
+    actions = machine.mutationProgress(1, isSending: false, attempts: 1, failure: "503")
+    #expect(
+      actions.emit?.pending
+        == PendingStatus(count: 2, failedAttempts: 1, lastFailure: "503", oldestEnqueuedAt: Self.day))
+    // Confirmed: joins the base (cached); a fetch in flight from before is ignored.
+    let before = machine.startFetch()
+    actions = machine.mutationConfirmed(1, server: nil, canFetch: true, now: Self.later)
+    #expect(actions.write?.data == 31)
+    #expect(actions.start == nil, "changes remain: no validation yet")
+    #expect(actions.emit?.state == completed(312))
+    machine.writeFinished()
+    #expect(machine.fetchFinished(before.start!.generation, .success(0), now: Self.later).emit == nil)
+    #expect(machine.content == 312)
+    // The last one confirmed without content: validated once.
+    actions = machine.mutationConfirmed(2, server: nil, canFetch: true, now: Self.later)
+    #expect(actions.write?.data == 312)
+    #expect(actions.start != nil)
+    #expect(actions.emit?.state == .loading(content: 312))
+    #expect(actions.emit?.pending == nil)
+  }
+
+  @Test("a rejected change disappears and the base is refetched; a replaced one keeps its place")
+  func overlaysRejectedAndReplaced() {
+    var machine = Machine(canSettle: true, paging: nil)
+    Self.showingCached(&machine)
+    _ = machine.mutationApplied(1, enqueuedAt: Self.day, apply: Self.appending(1))
+    _ = machine.mutationApplied(2, enqueuedAt: Self.day, apply: Self.appending(2))
+    var actions = machine.mutationReplaced(1, apply: Self.appending(7))
+    #expect(actions.emit?.state == completed(172))
+    actions = machine.mutationRejected(1, canFetch: true)
+    #expect(actions.start != nil, "rolled back by a refetch")
+    #expect(actions.emit?.state == .loading(content: 12))
+    #expect(actions.write == nil)
+    actions = machine.fetchFinished(machine.generation, .success(5), now: Self.later)
+    #expect(actions.emit?.state == completed(52))
+    // Unobserved: no fetch, the next use refetches.
+    actions = machine.mutationRejected(2, canFetch: false)
+    #expect(actions.start == nil)
+    #expect(machine.invalidated)
+    #expect(actions.emit?.state == completed(5))
+    #expect(actions.emit?.pending == nil)
+    // Events about unknown changes do nothing.
+    #expect(machine.mutationConfirmed(9, server: 1, canFetch: true, now: Self.later).emit == nil)
+    #expect(machine.mutationRejected(9, canFetch: true).start == nil)
+  }
+
+  @Test(
+    "random fetches, updates and local changes: shown = fold(base, changes), confirmed changes stay", arguments: 0..<40)
+  func overlaysModelBased(seed: UInt64) {
+    var random = SeededRandomNumberGenerator(seed: seed &* 0x2545_F491 &+ 7)
+    var machine = Machine(canSettle: true, paging: nil)
+    Self.showingCached(&machine)
+    var base: Int? = 1
+    var overlays: [(sequence: UInt64, digit: Int)] = []
+    var nextSequence: UInt64 = 1
+    /// Fetches started, with whether a confirmation came after they started.
+    var fetches: [(generation: UInt64, overtaken: Bool)] = []
+    var live: UInt64?
+    for step in 0..<300 {
+      let context: Comment = "seed \(seed) step \(step)"
+      var actions = Machine.Actions.none
+      switch Int.random(in: 0..<7, using: &random) {
+      case 0:  // mutate
+        let digit = Int.random(in: 1...9, using: &random)
+        overlays.append((nextSequence, digit))
+        actions = machine.mutationApplied(nextSequence, enqueuedAt: Self.day, apply: Self.appending(digit))
+        nextSequence += 1
+      case 1:  // confirmed, with or without the origin's content
+        guard let pick = overlays.indices.randomElement(using: &random) else { continue }
+        let overlay = overlays.remove(at: pick)
+        let server: Int? = Bool.random(using: &random) ? Int.random(in: 0..<100, using: &random) : nil
+        base = server ?? Self.appending(overlay.digit)(base)
+        for index in fetches.indices { fetches[index].overtaken = true }
+        live = nil
+        actions = machine.mutationConfirmed(overlay.sequence, server: server, canFetch: false, now: Self.later)
+        #expect(actions.write.map { $0.data } == .some(base), "\(context): the confirmed base is cached")
+      case 2:  // rejected
+        guard let pick = overlays.indices.randomElement(using: &random) else { continue }
+        let overlay = overlays.remove(at: pick)
+        actions = machine.mutationRejected(overlay.sequence, canFetch: false)
+        #expect(actions.write == nil, "\(context): a rejection writes nothing")
+      case 3:  // a fetch starts
+        actions = machine.startFetch()
+        live = machine.generation
+        fetches.append((machine.generation, false))
+        #expect(actions.start?.stale == base, "\(context): a fetch starts over the base")
+      case 4:  // a fetch answers
+        guard let pick = fetches.indices.randomElement(using: &random) else { continue }
+        let fetch = fetches.remove(at: pick)
+        let value = Int.random(in: 0..<100, using: &random)
+        actions = machine.fetchFinished(fetch.generation, .success(value), now: Self.later)
+        if fetch.overtaken {
+          #expect(
+            actions.emit == nil && actions.write == nil, "\(context): a fetch from before a confirmation is ignored")
+        }
+        if live == fetch.generation {
+          base = value
+          live = nil
+        }
+      case 5:  // update
+        let value = Int.random(in: 0..<100, using: &random)
+        base = value
+        live = nil
+        for index in fetches.indices { fetches[index].overtaken = true }
+        actions = machine.update(value, now: Self.later)
+      default:  // progress
+        guard let overlay = overlays.randomElement(using: &random) else { continue }
+        actions = machine.mutationProgress(
+          overlay.sequence, isSending: Bool.random(using: &random), attempts: 1, failure: "x")
+        #expect(actions.emit?.state.content == machine.content, "\(context): progress keeps the content")
+      }
+      if let write = actions.write { #expect(write.data == machine.base, "\(context): only the base is written") }
+      while machine.pendingWrites > 0 { machine.writeFinished() }
+      let expected = overlays.sorted { $0.sequence < $1.sequence }.reduce(base) { Self.appending($1.digit)($0) }
+      #expect(machine.base == base, "\(context): the base is the model's")
+      #expect(machine.content == expected, "\(context): shown = fold(base, changes in sequence order)")
+      #expect(machine.overlays.map(\.sequence) == overlays.map(\.sequence).sorted(), "\(context): the changes")
+      #expect(machine.isQuiet == (overlays.isEmpty && machine.fetch == nil), "\(context): quiet only without changes")
+      if let emitted = actions.emit {
+        #expect(emitted.pending?.count == (overlays.isEmpty ? nil : overlays.count), "\(context): the pending count")
+        #expect(emitted.state.content == expected, "\(context): the emitted content")
+      }
+    }
+  }
 }
 
 extension LoadingState {

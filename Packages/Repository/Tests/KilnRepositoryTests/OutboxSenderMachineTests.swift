@@ -58,6 +58,31 @@ struct OutboxSenderMachineTests {
     #expect(machine.count == 0 && machine.sendingCount == 0)
   }
 
+  @Test("an entry enqueued not ready holds its lane until it is ready; later entries wait behind it")
+  func notReadyHoldsLane() {
+    var machine = Self.machine(maxInFlight: 2)
+    #expect(machine.enqueued(1, in: Self.a, ready: false) == [])
+    #expect(machine.enqueued(2, in: Self.a) == [], "the lane's head is not ready: nothing overtakes it")
+    #expect(machine.enqueued(3, in: Self.b, ready: false) == [])
+    #expect(machine.entryReady(3, in: Self.b) == [Self.send(3)])
+    #expect(machine.entryReady(1, in: Self.a) == [Self.send(1)])
+    #expect(machine.entryReady(9, in: Self.a) == [], "an unknown entry changes nothing")
+    #expect(machine.attemptEnded(1, in: Self.a, .confirmed) == [.remove(sequence: 1), Self.send(2)])
+  }
+
+  @Test("a dropped entry leaves its lane without a send; one being sent is not dropped")
+  func droppedEntries() {
+    var machine = Self.machine(maxInFlight: 1)
+    _ = machine.enqueued(1, in: Self.a)
+    _ = machine.enqueued(2, in: Self.a)
+    _ = machine.enqueued(3, in: Self.a)
+    #expect(machine.dropped(1, in: Self.a) == [], "being sent")
+    #expect(machine.dropped(2, in: Self.a) == [])
+    #expect(machine.sequences(in: Self.a) == [1, 3])
+    #expect(machine.attemptEnded(1, in: Self.a, .confirmed) == [.remove(sequence: 1), Self.send(3)])
+    #expect(machine.dropped(7, in: Self.b) == [])
+  }
+
   @Test("entries restored after a restart are sorted into their lanes, with their attempts")
   func restoredOutOfOrder() {
     var machine = Self.machine(maxInFlight: 1)

@@ -75,15 +75,21 @@ final class Broadcaster<Data: Sendable, Tag: Sendable>: Sendable {
   }
 
   /// Emits `snapshot` to every subscriber unless its state equals the current one (then
-  /// only the origin is updated). Call from one task at a time.
+  /// only the origin is updated). A snapshot whose state is the same but whose pending
+  /// changes differ is emitted flagged ``LoadingSnapshot/stateUnchanged``, for the
+  /// subscribers of snapshots (plain state sequences skip it). Call from one task at a time.
   ///
   /// - Returns: Whether the snapshot was emitted.
   @discardableResult
   func emit(_ snapshot: Snapshot) -> Bool {
     let current = state.withLock { $0.current }
+    var snapshot = snapshot
     if let current, current.state.isSame(as: snapshot.state) == true {
-      state.withLock { $0.current?.origin = snapshot.origin }
-      return false
+      guard current.pending != snapshot.pending else {
+        state.withLock { $0.current?.origin = snapshot.origin }
+        return false
+      }
+      snapshot.stateUnchanged = true
     }
     // Yield outside the lock: yielding resumes a subscriber's task, which takes that task's
     // status lock, while cancelling a subscriber's task takes its status lock first and then
@@ -91,7 +97,9 @@ final class Broadcaster<Data: Sendable, Tag: Sendable>: Sendable {
     // Nobody misses or repeats this snapshot: a subscriber registered after this critical
     // section gets it as its replay and is not in `subscribers`; emits never overlap.
     let subscribers = state.withLock { state in
+      // Stored unflagged: it is the replay of new subscribers, whose first state it is.
       state.current = snapshot
+      state.current?.stateUnchanged = false
       // Iterated, not mapped over `values`: this code is not specialised, and there reading
       // each value through `Dictionary.Values`' subscript allocates a coroutine frame (two
       // allocations per subscriber, measured by probing malloc in RepositoryBenchmarks).

@@ -156,15 +156,61 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   /// Valid data from where `from` says.
   func require(from: GettingFrom, fetch: @escaping Fetch) async throws -> Data {
     switch from {
-    case .origin: return try await refresh(fetch: fetch).get()
+    case .origin:
+      let fetched = try await refresh(fetch: fetch).get()
+      // With local changes, what the caller gets is what the subscribers see.
+      guard !machine.overlays.isEmpty else { return fetched }
+      guard let shown = machine.shown(fetched) else { throw NoSuchElementError() }
+      return shown
     case .cache:
       guard let data = machine.validCached(await readCache()) else { throw NoSuchElementError() }
       return data
     case .both:
       if machine.fetch == nil, let data = machine.validCached(await readCache()), machine.fetch == nil { return data }
       if machine.fetch == nil { perform(machine.startFetch(), fetch: fetch) }
-      return try await waitForFetch().get()
+      let fetched = try await waitForFetch().get()
+      guard !machine.overlays.isEmpty else { return fetched }
+      guard let shown = machine.shown(fetched) else { throw NoSuchElementError() }
+      return shown
     }
+  }
+
+  // MARK: - Local changes (an outbox's entries)
+
+  /// Shows the local change of outbox entry `sequence` over the content, reading the cache
+  /// first when the param has no state yet.
+  func applyMutation(
+    _ sequence: UInt64, enqueuedAt: Date, apply: @escaping @Sendable (Data?) -> Data?
+  ) async {
+    if !machine.hasState { await readInitial() }
+    perform(machine.mutationApplied(sequence, enqueuedAt: enqueuedAt, apply: apply))
+  }
+
+  /// Shows how sending the change of `sequence` goes.
+  func mutationProgress(_ sequence: UInt64, isSending: Bool, attempts: Int, failure: String?) {
+    perform(machine.mutationProgress(sequence, isSending: isSending, attempts: attempts, failure: failure))
+  }
+
+  /// Shows a resolver's change in place of the rejected one of `sequence`.
+  func replaceMutation(_ sequence: UInt64, apply: @escaping @Sendable (Data?) -> Data?) {
+    perform(machine.mutationReplaced(sequence, apply: apply))
+  }
+
+  /// The origin applied the change of `sequence` (and sent `server`, its content, or
+  /// nothing): it joins the cached content.
+  func confirmMutation(_ sequence: UInt64, server: Data?) async {
+    let fetch = broadcaster.latestTag
+    let actions = machine.mutationConfirmed(
+      sequence, server: server, canFetch: fetch != nil, now: source.cacher.now())
+    await finish(perform(actions, fetch: fetch))
+    scheduleReleaseIfIdle()
+  }
+
+  /// The origin refused the change of `sequence`: it disappears and the content is refetched.
+  func rejectMutation(_ sequence: UInt64) {
+    let fetch = broadcaster.latestTag
+    perform(machine.mutationRejected(sequence, canFetch: fetch != nil), fetch: fetch)
+    scheduleReleaseIfIdle()
   }
 
   /// Replaces the content (newest wins over any fetch in flight); `nil` clears it.

@@ -10,6 +10,13 @@ import Foundation
 /// ``update(_:origin:now:)``, a clear, a newer fetch or a cancelled one bumps the generation,
 /// and an event from an older one changes nothing (newest wins).
 ///
+/// Local writes not yet confirmed by the origin (an outbox's entries) are **overlays**: the
+/// content shown is ``base`` (what the cache holds, the origin's last word) with every overlay
+/// applied in sequence order. Only ``base`` is written to the cache. A fetch's result becomes
+/// the base and the overlays go on top again, so a refresh never hides a pending change; a
+/// confirmation folds its overlay into the base and bumps the generation, so a fetch that
+/// started before it cannot undo it.
+///
 /// Tested without any concurrency: a table of transitions and a model-based test of random
 /// event sequences (`FlowStateMachineTests`).
 @usableFromInline
@@ -63,6 +70,19 @@ struct FlowStateMachine<Data: Sendable>: Sendable {
     case wait
   }
 
+  /// A change made locally and not yet confirmed, shown over the base content.
+  struct Overlay: Sendable {
+    /// Its outbox sequence number: overlays apply in this order.
+    let sequence: UInt64
+    /// Makes the content with the change from the content without it.
+    var apply: @Sendable (Data?) -> Data?
+    var enqueuedAt: Date
+    var isSending = false
+    /// Attempts that failed.
+    var attempts = 0
+    var lastFailure: String?
+  }
+
   /// What a request for an additional page does.
   enum PageRequest {
     /// Answer this without loading.
@@ -78,7 +98,12 @@ struct FlowStateMachine<Data: Sendable>: Sendable {
   private(set) var main = Activity.idle
   private(set) var next = Activity.idle
   private(set) var prev = Activity.idle
+  /// The content shown: ``base`` with the ``overlays`` applied.
   private(set) var content: Data?
+  /// The content without local changes: the cache's or the origin's, what is written to the cache.
+  private(set) var base: Data?
+  /// Local changes not yet confirmed, in sequence order.
+  private(set) var overlays: [Overlay] = []
   private(set) var cachedAt: Date?
   private(set) var origin: DataOrigin?
   /// Whether the state was ever set (from the cache, a fetch or an update).
@@ -109,10 +134,10 @@ struct FlowStateMachine<Data: Sendable>: Sendable {
     self.paging = paging
   }
 
-  /// No fetch in flight and no cache write pending (leases and subscribers are counted
-  /// elsewhere).
+  /// No fetch in flight, no cache write pending and no local change waiting for the origin
+  /// (leases and subscribers are counted elsewhere): the param may be released.
   var isQuiet: Bool {
-    fetch == nil && pendingWrites == 0
+    fetch == nil && pendingWrites == 0 && overlays.isEmpty
   }
 
   /// The generation of the fetch in flight.
@@ -152,13 +177,36 @@ struct FlowStateMachine<Data: Sendable>: Sendable {
     guard let state else { return nil }
     // An emit the broadcaster skips as the same state leaves an equal state: this holds either way.
     if case .completed = state { showsCompleted = true } else { showsCompleted = false }
-    return LoadingSnapshot(state: state, origin: content == nil ? nil : origin)
+    guard !overlays.isEmpty else { return LoadingSnapshot(state: state, origin: content == nil ? nil : origin) }
+    return LoadingSnapshot(state: state, origin: content == nil ? nil : .update, pending: pending)
+  }
+
+  /// What the overlays say, for the snapshot; `nil` without any.
+  var pending: PendingStatus? {
+    guard let oldest = overlays.first else { return nil }
+    var status = PendingStatus(count: overlays.count, oldestEnqueuedAt: oldest.enqueuedAt)
+    for overlay in overlays {
+      if overlay.isSending { status.sendingCount += 1 }
+      status.failedAttempts += overlay.attempts
+      if let failure = overlay.lastFailure { status.lastFailure = failure }
+    }
+    return status
+  }
+
+  /// Sets ``content`` from ``base`` and the overlays.
+  private mutating func rebase() {
+    content = shown(base)
+  }
+
+  /// `data` with every overlay applied, as it would be shown.
+  func shown(_ data: Data?) -> Data? {
+    overlays.reduce(data) { content, overlay in overlay.apply(content) }
   }
 
   /// Records that the state shown is the cache entry stored at `storedAt`, just found valid.
   private mutating func settle(storedAt: Date?) {
     guard canSettle, let storedAt, storedAt == cachedAt, fetch == nil, pendingWrites == 0, !invalidated,
-      hasState, content != nil, case .idle = main, showsCompleted
+      overlays.isEmpty, hasState, content != nil, case .idle = main, showsCompleted
     else {
       settledAt = nil
       return
@@ -179,7 +227,7 @@ struct FlowStateMachine<Data: Sendable>: Sendable {
     fetch = (generation, 0)
     var actions = Actions()
     actions.emit = publish()
-    actions.start = FetchStart(generation: generation, stale: content)
+    actions.start = FetchStart(generation: generation, stale: base)
     return actions
   }
 
@@ -190,7 +238,8 @@ struct FlowStateMachine<Data: Sendable>: Sendable {
     var actions = Actions()
     switch result {
     case .success(let data):
-      content = data
+      base = data
+      rebase()
       cachedAt = now
       origin = .fetcher
       main = .idle
@@ -275,27 +324,31 @@ struct FlowStateMachine<Data: Sendable>: Sendable {
   }
 
   private mutating func adopt(_ cached: CachedData<Data>) {
-    content = cached.data
+    base = cached.data
+    rebase()
     cachedAt = cached.cachedAt
     origin = .cache
   }
 
-  /// Whether a read of the cache is valid content to return without fetching.
+  /// Whether a read of the cache is valid content to return without fetching: the content
+  /// as shown, with the local changes.
   func validCached(_ reading: CacheReading) -> Data? {
     guard let cached = reading.cached, !reading.isStale, !invalidated else { return nil }
-    return cached.data
+    return overlays.isEmpty ? cached.data : shown(cached.data)
   }
 
   // MARK: - Writes and invalidation
 
   /// Replaces the content with `data` (`nil` clears it), superseding any fetch in flight
-  /// (which is not cancelled: its result is ignored) and any page loading.
+  /// (which is not cancelled: its result is ignored) and any page loading. Local changes
+  /// stay on top of it: they are still on their way to the origin.
   mutating func update(_ data: Data?, origin newOrigin: DataOrigin = .update, now: Date) -> Actions {
     generation &+= 1
     fetch = nil
     next = .idle
     prev = .idle
-    content = data
+    base = data
+    rebase()
     cachedAt = data == nil ? nil : now
     origin = data == nil ? nil : newOrigin
     main = .idle
@@ -336,11 +389,12 @@ struct FlowStateMachine<Data: Sendable>: Sendable {
     case .failed: return .done(.rejected(.onErrorState))
     case .idle: break
     }
-    guard let content else { return .done(.rejected(.onNil)) }
+    // Pages continue what the origin sent: the base, not the local changes over it.
+    guard let base else { return .done(.rejected(.onNil)) }
     switch activity(direction) {
     case .loading: return .done(.skipped(.alreadyLoading))
     case .failed where !continueWhenError: return .done(.skipped(.previousError))
-    case .failed, .idle: return .proceed(content: content)
+    case .failed, .idle: return .proceed(content: base)
     }
   }
 
@@ -367,19 +421,110 @@ struct FlowStateMachine<Data: Sendable>: Sendable {
       actions.emit = publish()
       return (.failed(error), actions)
     case .success(let merge):
-      guard let latest = content else { return (.superseded, .none) }
+      guard let latest = base else { return (.superseded, .none) }
       setActivity(direction, .idle)
       guard let merged = merge(latest) else {
         actions.emit = publish()
         return (.superseded, actions)
       }
-      content = merged
+      base = merged
+      rebase()
       cachedAt = cachedAt ?? now
       origin = .fetcher
       actions.emit = publish()
       actions.write = enqueueWrite(merged, cachedAt: cachedAt)
       return (.loaded, actions)
     }
+  }
+
+  // MARK: - Local changes
+
+  /// A local change (outbox entry `sequence`) is shown at once, over the base and the
+  /// earlier changes. A fetch in flight goes on: its result becomes the base, under this change.
+  mutating func mutationApplied(
+    _ sequence: UInt64, enqueuedAt: Date, apply: @escaping @Sendable (Data?) -> Data?
+  ) -> Actions {
+    let overlay = Overlay(sequence: sequence, apply: apply, enqueuedAt: enqueuedAt)
+    let index = overlays.firstIndex { $0.sequence > sequence } ?? overlays.endIndex
+    overlays.insert(overlay, at: index)
+    hasState = true
+    rebase()
+    var actions = Actions()
+    actions.emit = publish()
+    return actions
+  }
+
+  /// The sender started (`isSending`) or ended an attempt at `sequence`, which failed
+  /// `attempts` times so far, last with `failure`. Changes only the pending status.
+  mutating func mutationProgress(
+    _ sequence: UInt64, isSending: Bool, attempts: Int, failure: String?
+  ) -> Actions {
+    guard let index = overlays.firstIndex(where: { $0.sequence == sequence }) else { return .none }
+    overlays[index].isSending = isSending
+    overlays[index].attempts = attempts
+    if let failure { overlays[index].lastFailure = failure }
+    var actions = Actions()
+    actions.emit = publish()
+    return actions
+  }
+
+  /// The change of `sequence` is replaced by a resolver's: the new one shows in its place.
+  mutating func mutationReplaced(_ sequence: UInt64, apply: @escaping @Sendable (Data?) -> Data?) -> Actions {
+    guard let index = overlays.firstIndex(where: { $0.sequence == sequence }) else { return .none }
+    overlays[index].apply = apply
+    overlays[index].attempts = 0
+    overlays[index].lastFailure = nil
+    overlays[index].isSending = false
+    rebase()
+    var actions = Actions()
+    actions.emit = publish()
+    return actions
+  }
+
+  /// The origin applied the change of `sequence`, and answered `server` (its content now) or
+  /// nothing. The change joins the base, which is written to the cache; a fetch that started
+  /// before is ignored (it may predate the change). When it was the last local change and the
+  /// origin sent no content, the param is validated once: refetched now when `canFetch`.
+  mutating func mutationConfirmed(_ sequence: UInt64, server: Data?, canFetch: Bool, now: Date) -> Actions {
+    guard let index = overlays.firstIndex(where: { $0.sequence == sequence }) else { return .none }
+    let overlay = overlays.remove(at: index)
+    generation &+= 1
+    if fetch != nil {
+      fetch = nil
+      main = .idle
+    }
+    next = .idle
+    prev = .idle
+    base = server ?? overlay.apply(base)
+    rebase()
+    cachedAt = base == nil ? nil : now
+    origin = server == nil ? .update : .fetcher
+    hasState = true
+    invalidated = false
+    var actions = Actions()
+    actions.emit = publish()
+    actions.write = enqueueWrite(base, cachedAt: cachedAt)
+    if overlays.isEmpty, server == nil {
+      let validation = invalidate(canFetch: canFetch)
+      actions.emit = validation.emit ?? actions.emit
+      actions.start = validation.start
+    }
+    return actions
+  }
+
+  /// The origin refused the change of `sequence` for good: it disappears, the content
+  /// shown goes back to the base with the other changes, and the base is refetched now when
+  /// `canFetch` (else on the next use), which brings the origin's truth.
+  mutating func mutationRejected(_ sequence: UInt64, canFetch: Bool) -> Actions {
+    guard let index = overlays.firstIndex(where: { $0.sequence == sequence }) else { return .none }
+    overlays.remove(at: index)
+    rebase()
+    var actions = Actions()
+    actions.emit = publish()
+    let validation = invalidate(canFetch: canFetch)
+    actions.emit = validation.emit ?? actions.emit
+    actions.start = validation.start
+    return actions
   }
 
   private func activity(_ direction: PageDirection) -> Activity {

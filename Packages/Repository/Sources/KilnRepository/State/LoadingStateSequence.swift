@@ -55,7 +55,10 @@ public struct LoadingStateSequence<Content: Sendable>: AsyncSequence, Sendable {
         let source = snapshots.makeSource()
         return SnapshotSource {
           guard let snapshot = await source.next() else { return nil }
-          return LoadingSnapshot(state: snapshot.state.mapContent(transform), origin: snapshot.origin)
+          var mapped = LoadingSnapshot(
+            state: snapshot.state.mapContent(transform), origin: snapshot.origin, pending: snapshot.pending)
+          mapped.stateUnchanged = snapshot.stateUnchanged
+          return mapped
         }
       })
   }
@@ -66,7 +69,11 @@ public struct LoadingStateSequence<Content: Sendable>: AsyncSequence, Sendable {
 
     /// The next state, or `nil` once the task is cancelled.
     public mutating func next() async -> LoadingState<Content>? {
-      await source.next()?.state
+      // A snapshot in which only the pending changes moved repeats the state: skipped here.
+      while let snapshot = await source.next() {
+        if !snapshot.stateUnchanged { return snapshot.state }
+      }
+      return nil
     }
   }
 

@@ -83,6 +83,9 @@ struct OutboxSenderMachine<Failure: Error>: Sendable {
     var attempts: Int
     /// Attempts that failed since the last resume: what the policy counts.
     var round: Int
+    /// Whether it may be sent: a new write waits until its change is shown (see
+    /// ``entryReady(_:in:)``), so that no answer overtakes it.
+    var isReady: Bool
   }
 
   private struct LaneState: Sendable {
@@ -93,7 +96,9 @@ struct OutboxSenderMachine<Failure: Error>: Sendable {
     var retryToken: UInt64?
     var isStalled = false
 
-    var isReady: Bool { !entries.isEmpty && !isSending && retryToken == nil && !isStalled }
+    var isReady: Bool {
+      !entries.isEmpty && entries[0].isReady && !isSending && retryToken == nil && !isStalled
+    }
 
     /// Ends a stall or a retry wait, and gives every entry the policy's full count again.
     mutating func startRound() {
@@ -143,17 +148,41 @@ struct OutboxSenderMachine<Failure: Error>: Sendable {
   // MARK: - Events
 
   /// An entry joins its lane: a new write, or one restored from the store after a restart
-  /// (with the attempts it had failed).
-  mutating func enqueued(_ sequence: UInt64, in lane: Lane, attempts: Int = 0) -> [Action] {
+  /// (with the attempts it had failed). One that is not `ready` holds its lane from the
+  /// head until ``entryReady(_:in:)``: entries enqueued in sequence order keep their order
+  /// even when what follows the enqueue finishes in another order.
+  mutating func enqueued(_ sequence: UInt64, in lane: Lane, attempts: Int = 0, ready: Bool = true) -> [Action] {
     guard mode != .closed else { return [] }
     var state = lanes[lane] ?? LaneState()
-    let entry = Entry(sequence: sequence, attempts: attempts, round: 0)
+    let entry = Entry(sequence: sequence, attempts: attempts, round: 0, isReady: ready)
     // Restored entries may arrive in any order: keep the lane sorted (never moving the head
     // being sent).
     let start = state.isSending ? 1 : 0
     let index = state.entries[start...].firstIndex { $0.sequence > sequence } ?? state.entries.endIndex
     state.entries.insert(entry, at: index)
     lanes[lane] = state
+    return pump()
+  }
+
+  /// Entry `sequence` of `lane`, enqueued not ready, may be sent.
+  mutating func entryReady(_ sequence: UInt64, in lane: Lane) -> [Action] {
+    guard var state = lanes[lane], let index = state.entries.firstIndex(where: { $0.sequence == sequence }) else {
+      return []
+    }
+    state.entries[index].isReady = true
+    lanes[lane] = state
+    return pump()
+  }
+
+  /// Entry `sequence` of `lane` leaves without being sent (it was quarantined); nothing
+  /// happens while it is being sent.
+  mutating func dropped(_ sequence: UInt64, in lane: Lane) -> [Action] {
+    guard var state = lanes[lane], let index = state.entries.firstIndex(where: { $0.sequence == sequence }),
+      !(index == 0 && state.isSending)
+    else { return [] }
+    state.entries.remove(at: index)
+    if index == 0 { state.retryToken = nil }
+    lanes[lane] = state.entries.isEmpty ? nil : state
     return pump()
   }
 
@@ -220,7 +249,7 @@ struct OutboxSenderMachine<Failure: Error>: Sendable {
   mutating func probeDue(token: UInt64) -> [Action] {
     guard mode == .paused, probeToken == token, probe == nil, inFlight < maxInFlight else { return [] }
     probeToken = nil
-    let candidate = lanes.filter { !$0.value.isSending && !$0.value.entries.isEmpty }
+    let candidate = lanes.filter { !$0.value.isSending && !$0.value.entries.isEmpty && $0.value.entries[0].isReady }
       .min { $0.value.entries[0].sequence < $1.value.entries[0].sequence }
     guard let (lane, _) = candidate else {
       // Nothing to send: the next write starts its own probe when it arrives.

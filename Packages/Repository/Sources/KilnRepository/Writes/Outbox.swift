@@ -1,0 +1,508 @@
+public import Foundation
+import _KilnSynchronization
+
+/// A durable queue of local changes on their way to the origin: one store, one sender, and
+/// one channel per repository that writes through it.
+///
+/// ```swift
+/// let outbox = try await Outbox.open(SQLiteOutboxStore(url: support.appending(path: "outbox.sqlite")))
+/// let titles = try await notes.writes(
+///   through: NoteTitle(handler: handler), outbox: outbox, channel: "note-title",
+///   paramCodec: .automatic, changeCodec: .automatic)
+/// try await titles.mutate(noteID, "Groceries")   // shown at once, durable now, sent when it can be
+/// ```
+///
+/// What it promises:
+/// - **Nothing acknowledged is lost.** ``Writes/mutate(_:_:)`` returns once the change is in
+///   the store; after a crash, ``open(_:clock:options:now:)`` loads it again and it is sent with
+///   the same idempotency key, so an origin that honours `Idempotency-Key` applies it once.
+/// - **Order per scope.** The changes of one scope (by default one param) are sent one at a
+///   time, oldest first; different scopes go in parallel, at most
+///   ``OutboxOptions/maxConcurrentSends`` at once.
+/// - **Failures wait, they do not drop.** A failure that may pass is retried as
+///   ``OutboxOptions/retry`` says, then the scope stalls until ``resume()``; an unreachable
+///   origin pauses every scope, probed every ``OutboxOptions/probeInterval``. Only a
+///   rejection (see ``MutationSendError/rejected(status:body:)``) removes a change.
+/// - **Damage is reported.** An entry whose bytes were damaged on disk is moved to the
+///   store's quarantine, reported in ``damaged`` and ``events()``, and its param is refetched
+///   when its channel attaches; the others still go.
+///
+/// Entries of a channel nobody attached yet wait (``OutboxEntrySummary/State/waitingForChannel``).
+/// One outbox per store: two outboxes on one file would send the same entries twice.
+public actor Outbox {
+  /// The store the entries live in.
+  public nonisolated let store: any OutboxStore
+  /// What the retries, stalls and probes follow.
+  public nonisolated let options: OutboxOptions
+  private nonisolated let clock: any Clock<Duration>
+  private nonisolated let now: @Sendable () -> Date
+
+  /// A channel's side of sending: one attempt, with the repository's updates around it.
+  struct Channel: Sendable {
+    var attempt: @Sendable (_ entry: OutboxEntry, _ attempt: Int) async -> AttemptResult
+    var failed: @Sendable (_ sequence: UInt64, _ param: Foundation.Data, _ attempts: Int, _ error: String) async -> Void
+  }
+
+  /// How one attempt ended, with what the channel already did about it.
+  enum AttemptResult: Sendable {
+    case confirmed
+    case rejected(status: Int, body: Foundation.Data?, error: any Error)
+    case replaced(OutboxRecord)
+    case retryable(MutationSendError)
+    case unreachable(MutationSendError)
+    /// The entry cannot be read by its channel any more (its codec changed).
+    case unreadable(String)
+  }
+
+  private typealias Machine = OutboxSenderMachine<MutationSendError>
+
+  private struct Info {
+    var entry: OutboxEntry
+    var lane: Machine.Lane
+    var state: OutboxEntrySummary.State
+  }
+
+  private var machine: Machine
+  private var channels: [String: Channel] = [:]
+  /// Every entry not yet confirmed, rejected or quarantined, by sequence.
+  private var infos: [UInt64: Info] = [:]
+  private var restored: [String: [OutboxEntry]] = [:]
+  /// The entries found damaged, all along.
+  public private(set) var damaged: [OutboxDamage] = []
+  private var isClosed = false
+  /// Appends run one at a time, so that entries reach the sender in sequence order.
+  private var isAppending = false
+  private var appendWaiters: [CheckedContinuation<Void, Never>] = []
+  /// Timers and attempts in flight, cancelled by ``close()``.
+  private var tasks: [UInt64: Task<Void, Never>] = [:]
+  private var nextTask: UInt64 = 0
+  private nonisolated let subscribers = KilnMutex<(next: UInt64, all: [UInt64: AsyncStream<OutboxEvent>.Continuation])>(
+    (0, [:]))
+
+  private init(
+    store: any OutboxStore, clock: any Clock<Duration>, options: OutboxOptions, now: @escaping @Sendable () -> Date
+  ) {
+    self.store = store
+    self.clock = clock
+    self.options = options
+    self.now = now
+    machine = Machine(
+      policy: options.retry, maxInFlight: options.maxConcurrentSends, probeInterval: options.probeInterval)
+  }
+
+  /// Opens the outbox of `store`: loads every entry (each waits for its channel to attach)
+  /// and moves damaged ones to the store's quarantine.
+  ///
+  /// - Parameters:
+  ///   - store: Where the entries live; KilnStorage's `SQLiteOutboxStore` survives a crash.
+  ///   - clock: What retries, stalls and probes wait on; a test passes KilnTesting's `ManualClock`.
+  ///   - options: Retry policy, concurrency and probe interval.
+  ///   - now: The wall clock that dates new entries.
+  /// - Throws: ``OutboxError/store(_:)`` when the store cannot be read.
+  public static func open(
+    _ store: some OutboxStore,
+    clock: any Clock<Duration> = ContinuousClock(),
+    options: OutboxOptions = OutboxOptions(),
+    now: @escaping @Sendable () -> Date = Date.init
+  ) async throws(OutboxError) -> Outbox {
+    let outbox = Outbox(store: store, clock: clock, options: options, now: now)
+    try await outbox.load()
+    return outbox
+  }
+
+  private func load() async throws(OutboxError) {
+    let loaded: [OutboxLoad]
+    do { loaded = try await store.loadAll() } catch { throw OutboxError(error) }
+    for item in loaded {
+      switch item {
+      case .entry(let entry):
+        infos[entry.sequence] = Info(entry: entry, lane: Self.lane(of: entry.record), state: .waitingForChannel)
+        restored[entry.record.channel, default: []].append(entry)
+      case .damaged(let damage):
+        do { try await store.quarantine(damage.sequence, reason: damage.reason) } catch { throw OutboxError(error) }
+        damaged.append(damage)
+      }
+    }
+  }
+
+  private static func lane(of record: OutboxRecord) -> Machine.Lane {
+    Machine.Lane(channel: record.channel, scope: Array(record.scope))
+  }
+
+  // MARK: - Observing
+
+  /// The entries waiting, oldest first, with how sending each goes.
+  public var entries: [OutboxEntrySummary] {
+    infos.values.sorted { $0.entry.sequence < $1.entry.sequence }.map { info in
+      OutboxEntrySummary(
+        sequence: info.entry.sequence, channel: info.entry.record.channel, enqueuedAt: info.entry.record.enqueuedAt,
+        attempts: info.entry.attempts, lastError: info.entry.lastError, state: info.state)
+    }
+  }
+
+  /// Whether every scope waits because the origin is unreachable.
+  public var isPaused: Bool { machine.mode == .paused }
+
+  /// What happens to the entries from now on: confirmations, rejections, failures, stalls,
+  /// quarantines, pauses. Each call is a new subscription, which ends when the outbox closes
+  /// or the iterating task is cancelled; it keeps the newest 4,096 events a slow reader has
+  /// not read.
+  public nonisolated func events() -> AsyncStream<OutboxEvent> {
+    let (stream, continuation) = AsyncStream<OutboxEvent>.makeStream(bufferingPolicy: .bufferingNewest(4_096))
+    let id = subscribers.withLock { state in
+      defer { state.next += 1 }
+      state.all[state.next] = continuation
+      return state.next
+    }
+    continuation.onTermination = { [weak self] _ in
+      _ = self?.subscribers.withLock { $0.all.removeValue(forKey: id) }
+    }
+    return stream
+  }
+
+  private func publish(_ event: OutboxEvent) {
+    for continuation in subscribers.withLock({ Array($0.all.values) }) { continuation.yield(event) }
+  }
+
+  // MARK: - Control
+
+  /// Sends again now: ends a pause (the app saw the network come back, or the user asked),
+  /// restarts stalled scopes and retries waiting for their delay, each with the retry
+  /// policy's full count of attempts.
+  public func resume() {
+    carryOut(machine.resume())
+  }
+
+  /// Stops sending: attempts in flight are cancelled, and the entries stay in the store for
+  /// the next ``open(_:clock:options:now:)``. Appends fail with ``OutboxError/closed``.
+  public func close() {
+    guard !isClosed else { return }
+    isClosed = true
+    machine.close()
+    for task in tasks.values { task.cancel() }
+    tasks = [:]
+    for waiter in appendWaiters { waiter.resume() }
+    appendWaiters = []
+    let all = subscribers.withLock { state in
+      defer { state.all = [:] }
+      return Array(state.all.values)
+    }
+    for continuation in all { continuation.finish() }
+  }
+
+  // MARK: - Channels (used by Writes)
+
+  /// Attaches `channel`: its entries loaded from the store come back, for the repository to
+  /// show, and the damaged ones, for it to refetch. Call ``release(_:)`` with the entries
+  /// once shown, to send them.
+  func attach(_ name: String, _ channel: Channel) throws(OutboxError) -> (
+    entries: [OutboxEntry], damaged: [OutboxDamage]
+  ) {
+    guard !isClosed else { throw .closed }
+    guard channels[name] == nil else { throw .channelInUse(name) }
+    channels[name] = channel
+    return (restored.removeValue(forKey: name) ?? [], damaged.filter { $0.channel == name })
+  }
+
+  /// Sends the restored entries `entries`, now shown.
+  func release(_ entries: [OutboxEntry]) {
+    for entry in entries where infos[entry.sequence] != nil {
+      infos[entry.sequence]?.state = .waiting
+      carryOut(machine.enqueued(entry.sequence, in: Self.lane(of: entry.record), attempts: entry.attempts))
+    }
+  }
+
+  /// Moves entry `sequence`, which its channel cannot read, to quarantine.
+  func quarantine(_ sequence: UInt64, reason: String) async {
+    guard let info = infos.removeValue(forKey: sequence) else { return }
+    carryOut(machine.dropped(sequence, in: info.lane))
+    try? await store.quarantine(sequence, reason: reason)
+    let damage = OutboxDamage(
+      sequence: sequence, channel: info.entry.record.channel, param: info.entry.record.param, reason: reason)
+    damaged.append(damage)
+    publish(.quarantined(damage))
+  }
+
+  /// Appends `record` durably; the entry waits until ``ready(_:)``.
+  func append(_ record: OutboxRecord) async throws(OutboxError) -> UInt64 {
+    guard !isClosed else { throw .closed }
+    if isAppending {
+      await withCheckedContinuation { appendWaiters.append($0) }
+      guard !isClosed else { throw .closed }
+    }
+    isAppending = true
+    defer {
+      if appendWaiters.isEmpty {
+        isAppending = false
+      } else {
+        appendWaiters.removeFirst().resume()
+      }
+    }
+    let sequence: UInt64
+    do { sequence = try await store.append(record) } catch { throw OutboxError(error) }
+    guard !isClosed else { throw .closed }
+    let entry = OutboxEntry(sequence: sequence, record: record)
+    let lane = Self.lane(of: record)
+    infos[sequence] = Info(entry: entry, lane: lane, state: .waiting)
+    carryOut(machine.enqueued(sequence, in: lane, ready: false))
+    return sequence
+  }
+
+  /// Entry `sequence`, appended, is shown: it may be sent.
+  func ready(_ sequence: UInt64) {
+    guard let info = infos[sequence] else { return }
+    carryOut(machine.entryReady(sequence, in: info.lane))
+  }
+
+  // MARK: - Carrying out
+
+  private func carryOut(_ actions: [Machine.Action]) {
+    for action in actions {
+      switch action {
+      case .send(let sequence, let attempt, _):
+        startAttempt(sequence, attempt: attempt)
+      case .scheduleRetry(let lane, let token, let delay):
+        for (sequence, info) in infos where info.lane == lane && info.state == .sending {
+          infos[sequence]?.state = .retrying
+        }
+        schedule(after: delay) { outbox in outbox.carryOut(outbox.machine.retryDue(lane, token: token)) }
+      case .scheduleProbe(let token, let delay):
+        schedule(after: delay) { outbox in outbox.carryOut(outbox.machine.probeDue(token: token)) }
+      case .remove(let sequence):
+        infos[sequence] = nil
+        let store = self.store
+        track { try? await store.remove([sequence]) }
+      case .recordFailure(let sequence, let attempts, let error):
+        if let info = infos[sequence] {
+          infos[sequence]?.entry = OutboxEntry(
+            sequence: sequence, record: info.entry.record, attempts: attempts, lastError: error)
+        }
+        let store = self.store
+        track { try? await store.recordFailure(sequence, attempts: attempts, error: error) }
+      case .stalled(_, let sequence):
+        infos[sequence]?.state = .stalled
+        if let info = infos[sequence] { publish(.stalled(sequence: sequence, channel: info.entry.record.channel)) }
+      case .paused:
+        for sequence in infos.keys where infos[sequence]?.state != .waitingForChannel {
+          infos[sequence]?.state = .paused
+        }
+        publish(.paused)
+      case .resumed:
+        for sequence in infos.keys where infos[sequence]?.state == .paused || infos[sequence]?.state == .stalled {
+          infos[sequence]?.state = .waiting
+        }
+        publish(.resumed)
+      }
+    }
+  }
+
+  private func startAttempt(_ sequence: UInt64, attempt: Int) {
+    guard let info = infos[sequence], let channel = channels[info.entry.record.channel] else { return }
+    infos[sequence]?.state = .sending
+    let entry = info.entry
+    track { [weak self] in
+      let result = await channel.attempt(entry, attempt)
+      await self?.attemptEnded(entry, result)
+    }
+  }
+
+  private func attemptEnded(_ entry: OutboxEntry, _ result: AttemptResult) async {
+    guard !isClosed, let info = infos[entry.sequence] else { return }
+    let sequence = entry.sequence
+    let channel = info.entry.record.channel
+    switch result {
+    // The machine first: an answer that ends a pause reports `.resumed` before itself.
+    case .confirmed:
+      carryOut(machine.attemptEnded(sequence, in: info.lane, .confirmed))
+      publish(.confirmed(sequence: sequence, channel: channel))
+    case .rejected(let status, let body, let error):
+      carryOut(machine.attemptEnded(sequence, in: info.lane, .rejected))
+      publish(.rejected(sequence: sequence, channel: channel, status: status, body: body, error: error))
+    case .replaced(let record):
+      infos[sequence]?.entry = OutboxEntry(sequence: sequence, record: record)
+      infos[sequence]?.state = .waiting
+      carryOut(machine.attemptEnded(sequence, in: info.lane, .replaced))
+      publish(.replaced(sequence: sequence, channel: channel))
+    case .retryable(let error), .unreachable(let error):
+      let outcome: Machine.Outcome
+      if case .unreachable = result { outcome = .unreachable(error) } else { outcome = .retryable(error) }
+      carryOut(machine.attemptEnded(sequence, in: info.lane, outcome))
+      // Still `.sending` unless a retry, a stall or a pause said otherwise.
+      if infos[sequence]?.state == .sending { infos[sequence]?.state = .waiting }
+      let attempts = infos[sequence]?.entry.attempts ?? 0
+      publish(.failed(sequence: sequence, channel: channel, attempts: attempts, error: error))
+      if let channelSide = channels[channel] {
+        await channelSide.failed(sequence, entry.record.param, attempts, "\(error)")
+      }
+    case .unreadable(let reason):
+      // It leaves its lane as a rejected entry would, but goes to quarantine, not away.
+      let actions = machine.attemptEnded(sequence, in: info.lane, .rejected)
+      infos[sequence] = nil
+      carryOut(actions.filter { $0 != .remove(sequence: sequence) })
+      try? await store.quarantine(sequence, reason: reason)
+      let damage = OutboxDamage(sequence: sequence, channel: channel, param: entry.record.param, reason: reason)
+      damaged.append(damage)
+      publish(.quarantined(damage))
+    }
+  }
+
+  /// Runs `body` on the outbox after `delay` on its clock, unless closed first.
+  private func schedule(after delay: Duration, _ body: @escaping @Sendable (isolated Outbox) -> Void) {
+    let clock = self.clock
+    track { [weak self] in
+      do { try await clock.sleep(for: delay) } catch { return }
+      guard let self else { return }
+      await self.run(body)
+    }
+  }
+
+  private func run(_ body: @Sendable (isolated Outbox) -> Void) {
+    guard !isClosed else { return }
+    body(self)
+  }
+
+  /// Runs `body` in a task that ``close()`` cancels.
+  private func track(_ body: @escaping @Sendable () async -> Void) {
+    guard !isClosed else { return }
+    let id = nextTask
+    nextTask += 1
+    tasks[id] = Task { [weak self] in
+      await body()
+      await self?.untrack(id)
+    }
+  }
+
+  private func untrack(_ id: UInt64) {
+    tasks[id] = nil
+  }
+
+  /// A new entry's record, dated by the outbox's wall clock.
+  nonisolated func date() -> Date { now() }
+}
+
+/// What an ``Outbox`` retries and how many changes it sends at once.
+public struct OutboxOptions: Sendable {
+  /// How often and how long to retry a change whose attempt failed in a way that may pass;
+  /// after its last attempt the scope stalls until ``Outbox/resume()``. By default up to 8
+  /// attempts, 1 s doubling to 60 s with full jitter, or the origin's `Retry-After`.
+  public var retry: RetryPolicy<MutationSendError>
+  /// The most attempts running at once, over all scopes; 4 by default.
+  public var maxConcurrentSends: Int
+  /// How often one change is sent to learn whether an unreachable origin is back; 15 s by default.
+  public var probeInterval: Duration
+
+  /// Creates options.
+  public init(
+    retry: RetryPolicy<MutationSendError> = OutboxOptions.defaultRetry,
+    maxConcurrentSends: Int = 4,
+    probeInterval: Duration = .seconds(15)
+  ) {
+    precondition(maxConcurrentSends >= 1, "OutboxOptions: maxConcurrentSends must be at least 1")
+    precondition(probeInterval > .zero, "OutboxOptions: probeInterval must be positive")
+    self.retry = retry
+    self.maxConcurrentSends = maxConcurrentSends
+    self.probeInterval = probeInterval
+  }
+
+  /// Up to 8 attempts, 1 s doubling to 60 s with full jitter; a `Retry-After` the origin
+  /// gave wins over the backoff (capped at 10 minutes).
+  public static var defaultRetry: RetryPolicy<MutationSendError> {
+    RetryPolicy(
+      maxAttempts: 8, backoff: .exponential(initial: .seconds(1), maximum: .seconds(60)),
+      delayOverride: { failure, _ in
+        guard case .transient(_, let retryAfter?) = failure else { return nil }
+        return min(retryAfter, .seconds(600))
+      })
+  }
+}
+
+/// One entry of an ``Outbox``, as ``Outbox/entries`` lists it.
+public struct OutboxEntrySummary: Hashable, Sendable {
+  /// Where an entry is on its way.
+  public enum State: Hashable, Sendable {
+    /// Its channel has not attached since the outbox opened.
+    case waitingForChannel
+    /// Waits for its turn (an earlier change of its scope, or a free attempt).
+    case waiting
+    /// An attempt is running.
+    case sending
+    /// Waits for its next attempt after a failure.
+    case retrying
+    /// Failed as often as the retry policy allows; waits for ``Outbox/resume()``.
+    case stalled
+    /// The origin is unreachable; waits for it to come back.
+    case paused
+  }
+
+  /// The entry's sequence number in the store.
+  public let sequence: UInt64
+  /// The channel (repository) it belongs to.
+  public let channel: String
+  /// When the change was made.
+  public let enqueuedAt: Date
+  /// Attempts that failed.
+  public let attempts: Int
+  /// The last failure, as text.
+  public let lastError: String?
+  /// Where it is on its way.
+  public let state: State
+}
+
+/// What happened to an entry of an ``Outbox``, as ``Outbox/events()`` reports it.
+public enum OutboxEvent: Sendable {
+  /// The origin applied the change; it left the outbox.
+  case confirmed(sequence: UInt64, channel: String)
+  /// The origin refused the change for good; it left the outbox and the content was
+  /// refetched. `error` is the channel's ``MutationRejection``.
+  case rejected(sequence: UInt64, channel: String, status: Int, body: Foundation.Data?, error: any Error)
+  /// The origin refused the change and the mutator's resolver replaced it; the new change
+  /// goes next, with a new idempotency key.
+  case replaced(sequence: UInt64, channel: String)
+  /// An attempt failed; the change stays.
+  case failed(sequence: UInt64, channel: String, attempts: Int, error: MutationSendError)
+  /// The change failed as often as the retry policy allows: its scope waits for a resume.
+  case stalled(sequence: UInt64, channel: String)
+  /// An entry's bytes were damaged, or its channel can no longer read it: it was moved to
+  /// the store's quarantine.
+  case quarantined(OutboxDamage)
+  /// The origin is unreachable: every scope waits.
+  case paused
+  /// Sending goes on.
+  case resumed
+}
+
+/// Why an outbox operation failed. Nothing was written, and nothing shown, when it throws.
+public enum OutboxError: Error, Sendable, CustomStringConvertible {
+  /// The disk (or the store's size limit) is full.
+  case storageFull
+  /// The change, encoded, is larger than the store accepts.
+  case recordTooLarge(size: Int, limit: Int)
+  /// The param or the change could not be encoded.
+  case encodingFailed(any Error)
+  /// Another repository already writes on this channel of the outbox.
+  case channelInUse(String)
+  /// The outbox was closed.
+  case closed
+  /// The store failed.
+  case store(OutboxStoreError)
+
+  init(_ error: OutboxStoreError) {
+    switch error {
+    case .storageFull: self = .storageFull
+    case .recordTooLarge(let size, let limit): self = .recordTooLarge(size: size, limit: limit)
+    case .closed: self = .closed
+    default: self = .store(error)
+    }
+  }
+
+  public var description: String {
+    switch self {
+    case .storageFull: "Outbox: the storage is full; the change was not made"
+    case .recordTooLarge(let size, let limit): "Outbox: a change of \(size) bytes exceeds the limit of \(limit)"
+    case .encodingFailed(let error): "Outbox: the change could not be encoded: \(error)"
+    case .channelInUse(let channel): "Outbox: channel \(String(reflecting: channel)) is already attached"
+    case .closed: "Outbox: closed"
+    case .store(let error): "\(error)"
+    }
+  }
+}
