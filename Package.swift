@@ -206,7 +206,9 @@ let package = Package(
     tests(
       for: "KilnRepository", package: "Repository",
       dependencies: ["KilnCore", "KilnTesting", "KilnRepositoryTesting", "_KilnSynchronization"]),
-    tests(for: "KilnRepositoryNetwork", package: "Repository", dependencies: ["KilnTesting", "_KilnTestServer"]),
+    tests(
+      for: "KilnRepositoryNetwork", package: "Repository",
+      dependencies: ["KilnRepositoryTesting", "KilnTesting", "_KilnSynchronization", "_KilnTestServer"]),
     tests(for: "KilnRepositoryTesting", package: "Repository", dependencies: ["KilnRepository", "KilnTesting"]),
 
     // Dispatch: Brisk's GCD operators, timers and async bridges. Stands alone: no KilnCore.
