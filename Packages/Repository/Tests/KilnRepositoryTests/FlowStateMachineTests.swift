@@ -512,6 +512,36 @@ struct FlowStateMachineTests {
     #expect(actions.emit?.pending == nil)
   }
 
+  @Test("the overlay queue finds, removes and counts changes through head removals and compaction")
+  func overlayQueue() {
+    var queue = OverlayQueue<Int>()
+    var model: [(sequence: UInt64, attempts: Int)] = []
+    for sequence in stride(from: UInt64(2), through: 600, by: 2) {
+      queue.insert(Machine.Overlay(sequence: sequence, apply: { $0 }, enqueuedAt: Self.day))
+      model.append((sequence, 0))
+    }
+    queue.insert(Machine.Overlay(sequence: 7, apply: { $0 }, enqueuedAt: Self.day, attempts: 2))
+    model.insert((7, 2), at: 3)
+    var random = SeededRandomNumberGenerator(seed: 3)
+    for step in 0..<400 {
+      if Bool.random(using: &random) || model.count < 3 {
+        let removed = queue.remove(at: 0)
+        #expect(removed.sequence == model.removeFirst().sequence, "step \(step): the oldest goes first")
+      } else {
+        let position = Int.random(in: 0..<model.count, using: &random)
+        let removed = queue.remove(at: position)
+        #expect(removed.sequence == model.remove(at: position).sequence, "step \(step): the one asked for")
+      }
+      if model.isEmpty { break }
+      let probe = model[Int.random(in: 0..<model.count, using: &random)]
+      #expect(queue.position(of: probe.sequence).map { queue[$0].sequence } == probe.sequence)
+      #expect(queue.position(of: probe.sequence + 1) == nil || model.contains { $0.sequence == probe.sequence + 1 })
+      #expect(queue.count == model.count)
+      #expect(queue.failedAttempts == model.reduce(0) { $0 + $1.attempts })
+      #expect(Array(queue.map(\.sequence)) == model.map(\.sequence))
+    }
+  }
+
   @Test("a rejected change disappears and the base is refetched; a replaced one keeps its place")
   func overlaysRejectedAndReplaced() {
     var machine = Machine(canSettle: true, paging: nil)

@@ -178,12 +178,13 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   // MARK: - Local changes (an outbox's entries)
 
   /// Shows the local change of outbox entry `sequence` over the content, reading the cache
-  /// first when the param has no state yet.
-  func applyMutation(
+  /// first when the param has no state yet, then ends the caller's lease (one hop for both).
+  func applyMutationEndingLease(
     _ sequence: UInt64, enqueuedAt: Date, apply: @escaping @Sendable (Data?) -> Data?
   ) async {
     if !machine.hasState { await readInitial() }
     perform(machine.mutationApplied(sequence, enqueuedAt: enqueuedAt, apply: apply))
+    endLease()
   }
 
   /// Shows how sending the change of `sequence` goes.

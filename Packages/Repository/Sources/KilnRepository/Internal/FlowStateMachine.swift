@@ -103,7 +103,7 @@ struct FlowStateMachine<Data: Sendable>: Sendable {
   /// The content without local changes: the cache's or the origin's, what is written to the cache.
   private(set) var base: Data?
   /// Local changes not yet confirmed, in sequence order.
-  private(set) var overlays: [Overlay] = []
+  private(set) var overlays = OverlayQueue<Data>()
   private(set) var cachedAt: Date?
   private(set) var origin: DataOrigin?
   /// Whether the state was ever set (from the cache, a fetch or an update).
@@ -184,13 +184,9 @@ struct FlowStateMachine<Data: Sendable>: Sendable {
   /// What the overlays say, for the snapshot; `nil` without any.
   var pending: PendingStatus? {
     guard let oldest = overlays.first else { return nil }
-    var status = PendingStatus(count: overlays.count, oldestEnqueuedAt: oldest.enqueuedAt)
-    for overlay in overlays {
-      if overlay.isSending { status.sendingCount += 1 }
-      status.failedAttempts += overlay.attempts
-      if let failure = overlay.lastFailure { status.lastFailure = failure }
-    }
-    return status
+    return PendingStatus(
+      count: overlays.count, sendingCount: overlays.sendingCount, failedAttempts: overlays.failedAttempts,
+      lastFailure: overlays.lastFailure, oldestEnqueuedAt: oldest.enqueuedAt)
   }
 
   /// Sets ``content`` from ``base`` and the overlays.
@@ -445,10 +441,15 @@ struct FlowStateMachine<Data: Sendable>: Sendable {
     _ sequence: UInt64, enqueuedAt: Date, apply: @escaping @Sendable (Data?) -> Data?
   ) -> Actions {
     let overlay = Overlay(sequence: sequence, apply: apply, enqueuedAt: enqueuedAt)
-    let index = overlays.firstIndex { $0.sequence > sequence } ?? overlays.endIndex
-    overlays.insert(overlay, at: index)
     hasState = true
-    rebase()
+    if overlays.insert(overlay) {
+      // The newest change (the usual case): it goes on top of what is shown, in O(1), however
+      // many changes wait under it.
+      content = apply(content)
+    } else {
+      // Restored out of order: its place is among the others.
+      rebase()
+    }
     var actions = Actions()
     actions.emit = publish()
     return actions
@@ -459,10 +460,12 @@ struct FlowStateMachine<Data: Sendable>: Sendable {
   mutating func mutationProgress(
     _ sequence: UInt64, isSending: Bool, attempts: Int, failure: String?
   ) -> Actions {
-    guard let index = overlays.firstIndex(where: { $0.sequence == sequence }) else { return .none }
-    overlays[index].isSending = isSending
-    overlays[index].attempts = attempts
-    if let failure { overlays[index].lastFailure = failure }
+    guard let index = overlays.position(of: sequence) else { return .none }
+    var overlay = overlays[index]
+    overlay.isSending = isSending
+    overlay.attempts = attempts
+    if let failure { overlay.lastFailure = failure }
+    overlays[index] = overlay
     var actions = Actions()
     actions.emit = publish()
     return actions
@@ -470,11 +473,13 @@ struct FlowStateMachine<Data: Sendable>: Sendable {
 
   /// The change of `sequence` is replaced by a resolver's: the new one shows in its place.
   mutating func mutationReplaced(_ sequence: UInt64, apply: @escaping @Sendable (Data?) -> Data?) -> Actions {
-    guard let index = overlays.firstIndex(where: { $0.sequence == sequence }) else { return .none }
-    overlays[index].apply = apply
-    overlays[index].attempts = 0
-    overlays[index].lastFailure = nil
-    overlays[index].isSending = false
+    guard let index = overlays.position(of: sequence) else { return .none }
+    var overlay = overlays[index]
+    overlay.apply = apply
+    overlay.attempts = 0
+    overlay.lastFailure = nil
+    overlay.isSending = false
+    overlays[index] = overlay
     rebase()
     var actions = Actions()
     actions.emit = publish()
@@ -486,7 +491,7 @@ struct FlowStateMachine<Data: Sendable>: Sendable {
   /// before is ignored (it may predate the change). When it was the last local change and the
   /// origin sent no content, the param is validated once: refetched now when `canFetch`.
   mutating func mutationConfirmed(_ sequence: UInt64, server: Data?, canFetch: Bool, now: Date) -> Actions {
-    guard let index = overlays.firstIndex(where: { $0.sequence == sequence }) else { return .none }
+    guard let index = overlays.position(of: sequence) else { return .none }
     let overlay = overlays.remove(at: index)
     generation &+= 1
     if fetch != nil {
@@ -495,8 +500,14 @@ struct FlowStateMachine<Data: Sendable>: Sendable {
     }
     next = .idle
     prev = .idle
-    base = server ?? overlay.apply(base)
-    rebase()
+    if index == 0, server == nil {
+      // The oldest change joins the base: the fold of the others over it is what was shown
+      // already, so nothing is applied again (draining n changes stays O(n)).
+      base = overlay.apply(base)
+    } else {
+      base = server ?? overlay.apply(base)
+      rebase()
+    }
     cachedAt = base == nil ? nil : now
     origin = server == nil ? .update : .fetcher
     hasState = true
@@ -516,8 +527,8 @@ struct FlowStateMachine<Data: Sendable>: Sendable {
   /// shown goes back to the base with the other changes, and the base is refetched now when
   /// `canFetch` (else on the next use), which brings the origin's truth.
   mutating func mutationRejected(_ sequence: UInt64, canFetch: Bool) -> Actions {
-    guard let index = overlays.firstIndex(where: { $0.sequence == sequence }) else { return .none }
-    overlays.remove(at: index)
+    guard let index = overlays.position(of: sequence) else { return .none }
+    _ = overlays.remove(at: index)
     rebase()
     var actions = Actions()
     actions.emit = publish()

@@ -61,8 +61,7 @@ public struct Writes<Param: Hashable & Sendable, Data: Sendable, Change: Sendabl
     let sequence = try await outbox.append(record)
     let apply = self.apply
     let coordinator = repository.flows.lease(param, source: repository.source)
-    await coordinator.applyMutation(sequence, enqueuedAt: record.enqueuedAt) { apply(change, $0) }
-    await coordinator.endLease()
+    await coordinator.applyMutationEndingLease(sequence, enqueuedAt: record.enqueuedAt) { apply(change, $0) }
     // Sent only now: no answer can overtake the change being shown.
     await outbox.ready(sequence)
     return MutationTicket(sequence: sequence, key: key)
@@ -126,10 +125,9 @@ extension Repository {
         continue
       }
       let coordinator = flows.lease(param, source: source)
-      await coordinator.applyMutation(entry.sequence, enqueuedAt: entry.record.enqueuedAt) {
+      await coordinator.applyMutationEndingLease(entry.sequence, enqueuedAt: entry.record.enqueuedAt) {
         mutator.apply(change, to: $0)
       }
-      await coordinator.endLease()
       shown.append(entry)
     }
     await outbox.release(shown)

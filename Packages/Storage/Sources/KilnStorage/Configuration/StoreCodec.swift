@@ -41,7 +41,8 @@ public struct StoreCodec<Value>: Sendable {
 
 extension StoreCodec where Value: Codable & Sendable {
   /// `Data` and `String` as their raw bytes (UTF-8 for strings), everything else as JSON
-  /// with sorted keys.
+  /// with sorted keys (an `Int` as its decimal digits, the JSON of an integer, written
+  /// without an encoder).
   public static var automatic: StoreCodec {
     if Value.self == Data.self {
       return StoreCodec(
@@ -59,6 +60,18 @@ extension StoreCodec where Value: Codable & Sendable {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not UTF-8"))
           }
           return string as! Value
+        }
+      )
+    }
+    if Value.self == Int.self {
+      // The same bytes JSONEncoder writes for an integer (its decimal digits), without an
+      // encoder: keys and params are often integers, encoded on every write.
+      let decoder = JSONDecoder()
+      return StoreCodec(
+        encode: { Data(String($0 as! Int).utf8) },
+        decode: { data in
+          if let value = Int(String(decoding: data, as: UTF8.self)) { return value as! Value }
+          return try decoder.decode(Value.self, from: data)
         }
       )
     }

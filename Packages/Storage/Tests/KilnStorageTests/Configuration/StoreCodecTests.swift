@@ -20,4 +20,16 @@ struct StoreCodecTests {
   func stringRejectsInvalidUTF8() {
     #expect(throws: DecodingError.self) { try StoreCodec<String>.automatic.decode(Data([0x61, 0xFF, 0x62])) }
   }
+
+  @Test("the automatic Int codec writes what JSONEncoder writes, and reads it and JSON back")
+  func intMatchesJSON() throws {
+    let codec = StoreCodec<Int>.automatic
+    for value in [0, 7, -42, Int.max, Int.min] {
+      let bytes = try codec.encode(value)
+      #expect(bytes == (try JSONEncoder().encode(value)))
+      #expect(try codec.decode(bytes) == value)
+    }
+    #expect(try codec.decode(Data(" 12 ".utf8)) == 12, "whitespace JSON allows still decodes")
+    #expect(throws: DecodingError.self) { try codec.decode(Data("twelve".utf8)) }
+  }
 }
