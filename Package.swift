@@ -208,7 +208,15 @@ let package = Package(
       dependencies: ["KilnCore", "KilnTesting", "KilnRepositoryTesting", "_KilnSynchronization"]),
     tests(
       for: "KilnRepositoryNetwork", package: "Repository",
-      dependencies: ["KilnRepositoryTesting", "KilnTesting", "_KilnSynchronization", "_KilnTestServer"]),
+      dependencies: [
+        "KilnRepositoryTesting", "KilnTesting", "_KilnSynchronization", "_KilnTestServer", "KilnOutboxChild",
+      ]),
+    // The child process of KilnRepositoryNetworkTests' outbox kill test: writes until killed.
+    .executableTarget(
+      name: "KilnOutboxChild",
+      dependencies: ["KilnRepositoryNetwork", "KilnTesting"],
+      path: "Packages/Repository/Tests/KilnOutboxChild"
+    ),
     tests(for: "KilnRepositoryTesting", package: "Repository", dependencies: ["KilnRepository", "KilnTesting"]),
 
     // Dispatch: Brisk's GCD operators, timers and async bridges. Stands alone: no KilnCore.

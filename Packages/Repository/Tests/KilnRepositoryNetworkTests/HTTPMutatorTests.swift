@@ -24,6 +24,8 @@ final class IdempotentOrigin: Sendable {
     var script: [TestResponse] = []
     /// Whether the next applied request's answer is lost (the connection drops after it).
     var dropNextAnswer = false
+    /// A random delay of each answer, in milliseconds, after the change is applied.
+    var latency: ClosedRange<Int>?
   }
 
   let state = KilnMutex(State())
@@ -47,6 +49,7 @@ final class IdempotentOrigin: Sendable {
         state.dropNextAnswer = false
         return .closeConnection
       }
+      if let latency = state.latency { return answer.delayed(by: .milliseconds(Int.random(in: latency))) }
       return answer
     }
   }

@@ -258,6 +258,73 @@ struct WritesTests {
     await outbox.close()
   }
 
+  @Test("waitUntilDrained returns once every change is answered, at once when empty, and on cancellation")
+  func drained() async throws {
+    let (outbox, writes) = try await self.writes()
+    await outbox.waitUntilDrained()  // empty: at once
+    try await writes.mutate("a", 1)
+    try await writes.mutate("b", 2)
+    let waiter = Task {
+      await outbox.waitUntilDrained()
+      return await outbox.entries.count
+    }
+    let cancelled = Task { await outbox.waitUntilDrained() }
+    cancelled.cancel()
+    await cancelled.value
+    await mutator.waitForSend(1)
+    mutator.confirm(0)
+    mutator.fail(1, with: .rejected(status: 422, body: nil))
+    #expect(await waiter.value == 0)
+    await outbox.close()
+  }
+
+  @Test("entryUpdates lists the entries now, then after each change, newest first when late")
+  func entryUpdates() async throws {
+    let (outbox, writes) = try await self.writes()
+    let lists = Recorder<[OutboxEntrySummary]>()
+    let updates = outbox.entryUpdates()
+    let reader = Task {
+      for await list in updates { lists.append(list) }
+    }
+    await lists.waitForCount(1)
+    #expect(lists.values.first == [])
+    try await writes.mutate("a", 1)
+    await mutator.waitForSend(0)
+    try await waitUntil { lists.values.last?.map(\.state) == [.sending] }
+    mutator.fail(0, with: .transient(TestError("503"), retryAfter: nil))
+    try await waitUntil { lists.values.last?.first?.state == .retrying }
+    #expect(lists.values.last?.first?.attempts == 1)
+    #expect(lists.values.last?.first?.lastError?.contains("503") == true)
+    clock.advance(by: .seconds(10))
+    await mutator.waitForSend(1)
+    mutator.confirm(1)
+    try await waitUntil { lists.values.last == [] }
+    await outbox.close()
+    await reader.value
+  }
+
+  @Test("OutboxModel shows the entries, the pause and the rejections on the main actor")
+  @MainActor
+  func model() async throws {
+    let (outbox, writes) = try await self.writes()
+    let model = OutboxModel(outbox)
+    try await writes.mutate("a", 1)
+    try await writes.mutate("b", 2)
+    try await waitUntil { await MainActor.run { model.entries.count == 2 } }
+    await mutator.waitForSend(1)
+    let first = mutator.sends[0].param == "a" ? 0 : 1
+    mutator.fail(first, with: .rejected(status: 409, body: nil))
+    mutator.fail(1 - first, with: .unreachable(URLError(.notConnectedToInternet)))
+    try await waitUntil { await MainActor.run { model.isPaused && model.rejections.count == 1 } }
+    #expect(model.entries.map(\.state) == [.paused])
+    await model.resume()
+    await mutator.waitForSend(2)
+    #expect(!model.isPaused || mutator.sendCount == 3)
+    mutator.confirm(2)
+    try await waitUntil { await MainActor.run { model.entries.isEmpty && !model.isPaused } }
+    await outbox.close()
+  }
+
   // MARK: - Rejections
 
   @Test("a rejection without a resolver rolls back, refetches and reports the rejected change")

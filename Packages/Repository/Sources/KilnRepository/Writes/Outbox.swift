@@ -76,8 +76,14 @@ public actor Outbox {
   /// Timers and attempts in flight, cancelled by ``close()``.
   private var tasks: [UInt64: Task<Void, Never>] = [:]
   private var nextTask: UInt64 = 0
+  private var drainWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+  private var nextDrainWaiter: UInt64 = 0
   private nonisolated let subscribers = KilnMutex<(next: UInt64, all: [UInt64: AsyncStream<OutboxEvent>.Continuation])>(
     (0, [:]))
+  private nonisolated let entrySubscribers = KilnMutex<
+    (next: UInt64, all: [UInt64: AsyncStream<[OutboxEntrySummary]>.Continuation])
+  >((0, [:]))
+  private var isEntriesFlushScheduled = false
 
   private init(
     store: any OutboxStore, clock: any Clock<Duration>, options: OutboxOptions, now: @escaping @Sendable () -> Date
@@ -143,6 +149,42 @@ public actor Outbox {
   /// Whether every scope waits because the origin is unreachable.
   public var isPaused: Bool { machine.mode == .paused }
 
+  /// Waits until no entry is left: every change confirmed, rejected or quarantined (an app
+  /// flushing its writes before it suspends, a server before it stops), or until the outbox
+  /// closes. Returns at once when the outbox is empty.
+  ///
+  /// Entries of channels not attached since ``open(_:clock:options:now:)`` count: they are
+  /// still waiting. While the origin is unreachable this waits for it; cancel the calling
+  /// task to stop waiting (the entries stay).
+  public func waitUntilDrained() async {
+    guard !infos.isEmpty, !isClosed else { return }
+    let id = nextDrainWaiter
+    nextDrainWaiter += 1
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        if infos.isEmpty || isClosed || Task.isCancelled {
+          continuation.resume()
+        } else {
+          drainWaiters[id] = continuation
+        }
+      }
+    } onCancel: {
+      Task { await self.endDrainWait(id) }
+    }
+  }
+
+  private func endDrainWait(_ id: UInt64) {
+    drainWaiters.removeValue(forKey: id)?.resume()
+  }
+
+  /// Resumes the drain waiters once nothing is left (or the outbox closed).
+  private func checkDrained() {
+    guard !drainWaiters.isEmpty, infos.isEmpty || isClosed else { return }
+    let waiters = drainWaiters
+    drainWaiters = [:]
+    for waiter in waiters.values { waiter.resume() }
+  }
+
   /// What happens to the entries from now on: confirmations, rejections, failures, stalls,
   /// quarantines, pauses. Each call is a new subscription, which ends when the outbox closes
   /// or the iterating task is cancelled; it keeps the newest 4,096 events a slow reader has
@@ -158,6 +200,49 @@ public actor Outbox {
       _ = self?.subscribers.withLock { $0.all.removeValue(forKey: id) }
     }
     return stream
+  }
+
+  /// The entries (as ``entries`` lists them) now, then each time they change: an entry added,
+  /// sent, failed, retried, stalled, paused, confirmed, rejected or quarantined. A burst of
+  /// changes arrives as its last list, and a slow reader gets the newest (never a backlog).
+  /// Each call is a new subscription, which ends when the outbox closes or the iterating task
+  /// is cancelled.
+  public nonisolated func entryUpdates() -> AsyncStream<[OutboxEntrySummary]> {
+    let (stream, continuation) = AsyncStream<[OutboxEntrySummary]>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    let id = entrySubscribers.withLock { state in
+      defer { state.next += 1 }
+      state.all[state.next] = continuation
+      return state.next
+    }
+    continuation.onTermination = { [weak self] _ in
+      _ = self?.entrySubscribers.withLock { $0.all.removeValue(forKey: id) }
+    }
+    Task { await self.replayEntries(to: continuation) }
+    return stream
+  }
+
+  private func replayEntries(to continuation: AsyncStream<[OutboxEntrySummary]>.Continuation) {
+    if isClosed {
+      continuation.finish()
+    } else {
+      continuation.yield(entries)
+    }
+  }
+
+  /// Notes that the entries changed: the subscribers of ``entryUpdates()`` get the new list
+  /// once the current burst of work on the actor is over.
+  private func entriesChanged() {
+    guard !isEntriesFlushScheduled, !entrySubscribers.withLock({ $0.all.isEmpty }) else { return }
+    isEntriesFlushScheduled = true
+    Task { self.flushEntries() }
+  }
+
+  private func flushEntries() {
+    isEntriesFlushScheduled = false
+    let continuations = entrySubscribers.withLock { Array($0.all.values) }
+    guard !continuations.isEmpty, !isClosed else { return }
+    let current = entries
+    for continuation in continuations { continuation.yield(current) }
   }
 
   private func publish(_ event: OutboxEvent) {
@@ -183,11 +268,17 @@ public actor Outbox {
     tasks = [:]
     for waiter in appendWaiters { waiter.resume() }
     appendWaiters = []
+    checkDrained()
     let all = subscribers.withLock { state in
       defer { state.all = [:] }
       return Array(state.all.values)
     }
     for continuation in all { continuation.finish() }
+    let entryStreams = entrySubscribers.withLock { state in
+      defer { state.all = [:] }
+      return Array(state.all.values)
+    }
+    for continuation in entryStreams { continuation.finish() }
   }
 
   // MARK: - Channels (used by Writes)
@@ -221,6 +312,8 @@ public actor Outbox {
       sequence: sequence, channel: info.entry.record.channel, param: info.entry.record.param, reason: reason)
     damaged.append(damage)
     publish(.quarantined(damage))
+    checkDrained()
+    entriesChanged()
   }
 
   /// Appends `record` durably; the entry waits until ``ready(_:)``.
@@ -294,11 +387,14 @@ public actor Outbox {
         publish(.resumed)
       }
     }
+    checkDrained()
+    entriesChanged()
   }
 
   private func startAttempt(_ sequence: UInt64, attempt: Int) {
     guard let info = infos[sequence], let channel = channels[info.entry.record.channel] else { return }
     infos[sequence]?.state = .sending
+    entriesChanged()
     let entry = info.entry
     track { [weak self] in
       let result = await channel.attempt(entry, attempt)
@@ -329,6 +425,7 @@ public actor Outbox {
       carryOut(machine.attemptEnded(sequence, in: info.lane, outcome))
       // Still `.sending` unless a retry, a stall or a pause said otherwise.
       if infos[sequence]?.state == .sending { infos[sequence]?.state = .waiting }
+      entriesChanged()
       let attempts = infos[sequence]?.entry.attempts ?? 0
       publish(.failed(sequence: sequence, channel: channel, attempts: attempts, error: error))
       if let channelSide = channels[channel] {
@@ -343,6 +440,7 @@ public actor Outbox {
       let damage = OutboxDamage(sequence: sequence, channel: channel, param: entry.record.param, reason: reason)
       damaged.append(damage)
       publish(.quarantined(damage))
+      checkDrained()
     }
   }
 

@@ -1,0 +1,66 @@
+// The child process of KilnRepositoryNetworkTests' outbox kill test: a repository writing
+// through an outbox on a SQLite file to an origin over HTTP, killed at random moments.
+//
+//   KilnOutboxChild <outbox.sqlite> <origin base URL> write <first value> <count>
+//   KilnOutboxChild <outbox.sqlite> <origin base URL> drain
+//
+// `write` attaches (the changes left by an earlier child show again and are sent first),
+// then makes `count` changes over 8 scopes (`s0`…`s7`; change i sets scope i % 8 to
+// first + i), printing `ack <scope> <value>` as each `mutate` returns (it is durable then),
+// and keeps sending until killed. `drain` sends what is left, prints `drained` and exits.
+
+import Foundation
+import KilnNetwork
+import KilnRepositoryNetwork
+import KilnTesting
+
+/// `PUT /counts/<scope>` with the value as JSON.
+struct CountTarget: TargetGroup {
+  var baseURL: URL
+  var scope: String
+  var value: Int
+
+  var path: String { "counts/\(scope)" }
+  var method: HTTPMethod { .put }
+  var task: NetworkTask { .body(.json(value)) }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 4, let baseURL = URL(string: arguments[2]) else {
+  FileHandle.standardError.write(Data("usage: KilnOutboxChild <outbox> <base URL> write|drain …\n".utf8))
+  exit(2)
+}
+let store = try SQLiteOutboxStore(url: URL(fileURLWithPath: arguments[1]))
+// Retries come fast and never run out: the test kills the child, it never gives up.
+let options = OutboxOptions(
+  retry: RetryPolicy(maxAttempts: 1_000_000, backoff: .constant(.milliseconds(5)), jitter: .none),
+  maxConcurrentSends: 4, probeInterval: .milliseconds(20))
+let outbox = try await Outbox.open(store, options: options)
+let repository = Repository<String, Int>()
+let mutator = HTTPMutator<String, Int, Int, CountTarget>(
+  handler: NetworkHandler(transport: URLSessionTransport(), retryPolicy: .never),
+  apply: { value, _ in value },
+  target: { value, scope in CountTarget(baseURL: baseURL, scope: scope, value: value) })
+let writes = try await repository.writes(
+  through: mutator, outbox: outbox, channel: "counts", paramCodec: .automatic, changeCodec: .automatic)
+
+switch arguments[3] {
+case "write":
+  guard arguments.count == 6, let first = Int(arguments[4]), let count = Int(arguments[5]) else { exit(2) }
+  for index in 0..<count {
+    let scope = "s\(index % 8)"
+    try await writes.mutate(scope, first + index)
+    ChildOutput.say("ack \(scope) \(first + index)")
+  }
+  await outbox.waitUntilDrained()
+  ChildOutput.say("drained")
+  // Wait to be killed: the test decides when this child ends.
+  try await Task.sleep(for: .seconds(3_600))
+case "drain":
+  await outbox.waitUntilDrained()
+  let left = await outbox.entries.count
+  let quarantined = try await store.quarantined().count
+  ChildOutput.say("drained \(left) \(quarantined)")
+default:
+  exit(2)
+}
