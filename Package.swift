@@ -254,7 +254,9 @@ let package = Package(
     .executableTarget(
       name: "kiln-demo",
       dependencies: [
-        "KilnCore", "KilnQuery", "KilnStorage", "KilnNetwork", "KilnRepository", "KilnDispatch", "_KilnTestServer",
+        "KilnCore", "KilnQuery", "KilnStorage", "KilnNetwork", "KilnRepository", "KilnRepositoryNetwork",
+        "KilnDispatch",
+        "_KilnTestServer",
         .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: [postgreSQLTrait])),
       ],
       path: "Examples/KilnDemo"

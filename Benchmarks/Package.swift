@@ -57,6 +57,7 @@ let package = Package(
           .product(name: "KilnStorage", package: "Kiln"),
           .product(name: "KilnNetwork", package: "Kiln"),
           .product(name: "KilnRepository", package: "Kiln"),
+          .product(name: "KilnRepositoryNetwork", package: "Kiln"),
           .product(name: "KilnDispatch", package: "Kiln"),
         ],
         path: "Benchmarks/\(name)",

@@ -12,6 +12,7 @@
 // 6. offline: the server stops; the stale value on disk is served
 // 7. a repository paged both ways over memory + disk + network, through an outage
 // 8. two processes share a PostgreSQL store (trait PostgreSQL; KILN_POSTGRES_URL or a throwaway server)
+// 9. offline writes through a durable outbox: made offline, the app killed, sent once after a restart
 
 import Dispatch
 import Foundation
@@ -50,7 +51,8 @@ func check(_ condition: Bool, _ message: @autoclosure () -> String) {
   }
 }
 
-await runPostgresNodeIfRequested()  // the second process of step 6
+await runPostgresNodeIfRequested()  // the second process of step 8
+await runOutboxWriterIfRequested()  // the second process of step 9
 let server = try await DemoAPI.start()
 let workspace = FileManager.default.temporaryDirectory.appendingPathComponent("kiln-demo-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: true)
@@ -185,5 +187,6 @@ check(stale == burst.first!, "the last stored feed")
 
 try await repositoryStep(workspace: workspace)
 try await runPostgresStep()
+try await outboxStep(workspace: workspace)
 
 print("\nDone: every step behaved as described.")

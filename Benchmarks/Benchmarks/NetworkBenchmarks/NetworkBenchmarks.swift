@@ -126,4 +126,6 @@ let benchmarks: @Sendable () -> Void = {
   pipelineBenchmarks()
   // What each stage costs on its own (StageCostBenchmarks.swift).
   stageCostBenchmarks()
+  // An offline outbox replaying its queue (OutboxReplayBenchmarks.swift).
+  outboxReplayBenchmarks()
 }

@@ -32,6 +32,12 @@ final class RawOutbox: @unchecked Sendable {  // used from one benchmark task at
     return sqlite3_last_insert_rowid(database)
   }
 
+  func close() {
+    sqlite3_finalize(insert)
+    sqlite3_finalize(delete)
+    sqlite3_close(database)
+  }
+
   func remove(_ sequences: [Int64]) {
     sqlite3_exec(database, "BEGIN IMMEDIATE", nil, nil, nil)
     for sequence in sequences {

@@ -9,6 +9,7 @@ let benchmarks: @Sendable () -> Void = {
   registerSerializableCacheBenchmarks()
   registerSQLiteStoreBenchmarks()
   registerOutboxBenchmarks()
+  registerWritesBenchmarks()
 }
 
 /// A directory under the system's temporary directory that survives between runs, so

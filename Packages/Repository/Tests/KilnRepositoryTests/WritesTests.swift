@@ -313,10 +313,21 @@ struct WritesTests {
     try await waitUntil { await MainActor.run { model.entries.count == 2 } }
     await mutator.waitForSend(1)
     let first = mutator.sends[0].param == "a" ? 0 : 1
+    // The rejection first: any answer from the origin ends a pause, so its order matters.
     mutator.fail(first, with: .rejected(status: 409, body: nil))
+    try await waitUntil { await MainActor.run { model.rejections.count == 1 } }
     mutator.fail(1 - first, with: .unreachable(URLError(.notConnectedToInternet)))
-    try await waitUntil { await MainActor.run { model.isPaused && model.rejections.count == 1 } }
-    #expect(model.entries.map(\.state) == [.paused])
+    // The entries and the events come by two streams: wait for both.
+    let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+    while !(model.isPaused && model.rejections.count == 1 && model.entries.map(\.state) == [.paused]) {
+      guard ContinuousClock.now < deadline else {
+        Issue.record(
+          "paused \(model.isPaused), rejections \(model.rejections.count), entries \(model.entries), last \(String(describing: model.lastEvent)), outbox \(await outbox.entries) \(await outbox.isPaused)"
+        )
+        return
+      }
+      try await Task.sleep(for: .milliseconds(1))
+    }
     await model.resume()
     await mutator.waitForSend(2)
     #expect(!model.isPaused || mutator.sendCount == 3)

@@ -76,6 +76,9 @@ public actor Outbox {
   /// Timers and attempts in flight, cancelled by ``close()``.
   private var tasks: [UInt64: Task<Void, Never>] = [:]
   private var nextTask: UInt64 = 0
+  /// Entries answered and not yet removed from the store, and whether a removal runs.
+  private var removals: [UInt64] = []
+  private var isRemoving = false
   private var drainWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
   private var nextDrainWaiter: UInt64 = 0
   private nonisolated let subscribers = KilnMutex<(next: UInt64, all: [UInt64: AsyncStream<OutboxEvent>.Continuation])>(
@@ -258,11 +261,14 @@ public actor Outbox {
     carryOut(machine.resume())
   }
 
-  /// Stops sending: attempts in flight are cancelled, and the entries stay in the store for
-  /// the next ``open(_:clock:options:now:)``. Appends fail with ``OutboxError/closed``.
-  public func close() {
+  /// Stops sending: attempts in flight are cancelled, the entries already answered are
+  /// removed from the store, and the others stay there for the next
+  /// ``open(_:clock:options:now:)``. Appends fail with ``OutboxError/closed``.
+  public func close() async {
     guard !isClosed else { return }
     isClosed = true
+    let answered = removals
+    removals = []
     machine.close()
     for task in tasks.values { task.cancel() }
     tasks = [:]
@@ -279,6 +285,7 @@ public actor Outbox {
       return Array(state.all.values)
     }
     for continuation in entryStreams { continuation.finish() }
+    if !answered.isEmpty { try? await store.remove(answered) }
   }
 
   // MARK: - Channels (used by Writes)
@@ -332,7 +339,16 @@ public actor Outbox {
       }
     }
     let sequence: UInt64
-    do { sequence = try await store.append(record) } catch { throw OutboxError(error) }
+    do {
+      if let sqlite = store as? SQLiteOutboxStore {
+        // Without leaving the actor: two executor hops less per change (measured).
+        sequence = try sqlite.appendWithoutSuspending(record)
+      } else {
+        sequence = try await store.append(record)
+      }
+    } catch {
+      throw OutboxError(error)
+    }
     guard !isClosed else { throw .closed }
     let entry = OutboxEntry(sequence: sequence, record: record)
     let lane = Self.lane(of: record)
@@ -363,8 +379,8 @@ public actor Outbox {
         schedule(after: delay) { outbox in outbox.carryOut(outbox.machine.probeDue(token: token)) }
       case .remove(let sequence):
         infos[sequence] = nil
-        let store = self.store
-        track { try? await store.remove([sequence]) }
+        removals.append(sequence)
+        removeConfirmed()
       case .recordFailure(let sequence, let attempts, let error):
         if let info = infos[sequence] {
           infos[sequence]?.entry = OutboxEntry(
@@ -389,6 +405,27 @@ public actor Outbox {
     }
     checkDrained()
     entriesChanged()
+  }
+
+  /// Removes the entries answered so far from the store, in one transaction, while no
+  /// removal runs; those answered meanwhile go in the next one. A kill before an answered
+  /// entry is removed sends it again after the restart, under its idempotency key, which the
+  /// origin answers without applying it twice.
+  private func removeConfirmed() {
+    guard !isRemoving, !removals.isEmpty else { return }
+    isRemoving = true
+    let batch = removals
+    removals = []
+    let store = self.store
+    track { [weak self] in
+      try? await store.remove(batch)
+      await self?.removalEnded()
+    }
+  }
+
+  private func removalEnded() {
+    isRemoving = false
+    removeConfirmed()
   }
 
   private func startAttempt(_ sequence: UInt64, attempt: Int) {

@@ -143,6 +143,13 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
   // MARK: - Writing
 
   public func append(_ record: OutboxRecord) async throws(OutboxStoreError) -> UInt64 {
+    try appendWithoutSuspending(record)
+  }
+
+  /// ``append(_:)`` on the caller's thread, for a caller that must not suspend between
+  /// choosing to append and learning the sequence (KilnRepository's `Outbox`, an actor
+  /// that would otherwise hop off and back for each append).
+  package func appendWithoutSuspending(_ record: OutboxRecord) throws(OutboxStoreError) -> UInt64 {
     let envelope = try OutboxEnvelope.encode(record)
     return try locked { connection, keys throws(OutboxStoreError) in
       if let stored = keys[record.idempotencyKey] {
