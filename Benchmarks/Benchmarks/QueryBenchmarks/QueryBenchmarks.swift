@@ -216,6 +216,33 @@ let benchmarks: @Sendable () -> Void = {
     }
   }
 
+  // MARK: serial() on one caller
+
+  // The same pipelines with `serial()` outermost, one caller at a time, against themselves
+  // without it: what sharing costs a caller who finds no load to join (issue 25). The
+  // baseline is the floor here, not a hand-written pipeline.
+  let serialHitPipeline = hitPipeline.serial()
+  comparison("serial() pipeline hit, one caller vs the same pipeline without serial()") { benchmark in
+    for _ in benchmark.scaledIterations {
+      blackHole(try await serialHitPipeline.load())
+    }
+  } baseline: { benchmark in
+    for _ in benchmark.scaledIterations {
+      blackHole(try await hitPipeline.load())
+    }
+  }
+
+  let serialMissPipeline = missPipeline.serial()
+  comparison("serial() pipeline miss, one caller vs the same pipeline without serial()") { benchmark in
+    for _ in benchmark.scaledIterations {
+      blackHole(try await serialMissPipeline.load())
+    }
+  } baseline: { benchmark in
+    for _ in benchmark.scaledIterations {
+      blackHole(try await missPipeline.load())
+    }
+  }
+
   // MARK: InMemoryStorage
 
   let storage = InMemoryStorage<Int>(7)

@@ -219,6 +219,27 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
     }
   }
 
+  /// Raises the priority of the current task of an inline load's leader to `priority`,
+  /// where the platform can.
+  ///
+  /// - Important: Call it only while the leader's task is known to run: under the
+  ///   ``FlightSlot``'s lock, while the slot names it as the leader.
+  @usableFromInline
+  static func escalate(_ task: UnsafeCurrentTask, to priority: TaskPriority) {
+    if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
+      task.escalatePriority(to: priority)
+    }
+  }
+
+  /// Turns the flight of the callers who joined an inline load into one that runs a load of
+  /// its own, when its leader was cancelled and failed (see ``FlightStateMachine/handOver()``).
+  ///
+  /// - Returns: `true` when interested callers wait: start the flight's load for them.
+  @usableFromInline
+  func handOver() -> Bool {
+    state.withLock { $0.handOver() }
+  }
+
   /// Waits for `predecessor` to end, whatever its outcome.
   ///
   /// Not cancellable: running the load before the predecessor has ended is what successors

@@ -1,46 +1,104 @@
 // Public: the join path below is inlinable, so its locks are specialised in the caller's module.
 public import _KilnSynchronization
 
-/// Holds at most one joinable ``Flight``: the storage behind `serial()` and
+/// Holds at most one load in flight: the storage behind `serial()` and
 /// `staleWhileRevalidate(...)`.
 ///
-/// A caller joins the flight in the slot if it can still be joined, else starts a new one and
-/// puts it in the slot. A finished flight removes itself, so a caller arriving after the
-/// load has finished starts a new load: nothing is cached.
+/// A caller joins the load in the slot if it can still be joined, else starts a new one. A
+/// finished load leaves the slot, so a caller arriving after the load has finished starts a
+/// new load: nothing is cached.
+///
+/// ## Two ways to run a load
+///
+/// - **In a flight's own task** (``load(making:)``, ``startInBackground(_:)``): cancelling one
+///   caller never cancels the load; it is cancelled when its last interested caller is.
+/// - **Inline, in the first caller's task** (``loadInline(_:)``, what `serial()` does):
+///   a caller who finds the slot empty runs the load itself, as a plain call would, and pays
+///   no task. Callers arriving meanwhile join a ``Flight`` that the leader finishes with its
+///   outcome. Cancelling the leader cancels its load (it runs in the leader's task); when the
+///   load then fails while callers still wait, they get a new load, in a task of its own, rather
+///   than the leader's cancellation.
 ///
 /// A flight that every waiter abandoned stays in the slot until its task ends. A new flight
 /// replacing it runs its load only after that (see ``Flight/start(after:_:onFinish:)``), so
-/// the slot never has two loads running at once.
+/// the slot never has two loads running at once. An inline load never starts while the slot
+/// holds a flight, and a new load for the callers who joined it starts only once it has ended.
 @usableFromInline
 final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
   @usableFromInline typealias Output = Result<Success, Failure>
 
+  /// The task of the caller running the load inline, for raising its priority.
+  ///
+  /// A class of its own, allocated once per slot, rather than a field of ``State``:
+  /// `UnsafeCurrentTask` and `TaskPriority` are resilient types, and every copy of a state
+  /// holding one went through their value witnesses (about 200 ns of a 300 ns load).
+  // @unchecked: `task` is only read and written under the slot's lock, and only used while
+  // `State.leads` is set, when the leader's task is running (an `UnsafeCurrentTask` is not
+  // `Sendable` because it is valid only while its task runs; the leader clears it, under the
+  // lock, before its task can end).
+  @usableFromInline
+  final class LeaderTask: @unchecked Sendable {
+    @usableFromInline var task: UnsafeCurrentTask?
+
+    @inlinable
+    init() {}
+  }
+
+  @usableFromInline
+  struct State {
+    /// The flight callers join: a load in its own task, or (while ``leads``) the callers
+    /// waiting for the inline load; `nil` when no one waits.
+    @usableFromInline var flight: Flight<Success, Failure>?
+    /// Whether a caller runs the load inline now.
+    @usableFromInline var leads = false
+    /// The raw value of the priority a joiner raised the inline load to; 0 while it runs at
+    /// its leader's own.
+    @usableFromInline var raisedPriority: UInt8 = 0
+
+    @inlinable
+    init() {}
+  }
+
   // `@inlinable` down the join path, with `Flight` and `FlightStateMachine`: see the latter.
-  @usableFromInline let current = KilnMutex<Flight<Success, Failure>?>(nil)
+  @usableFromInline let state = KilnMutex<State>(State())
+  @usableFromInline let leader = LeaderTask()
 
   @inlinable
   init() {}
 
-  /// The number of callers waiting for the load in flight; zero when none is.
+  /// The priority the inline load runs at: its leader's, or a higher one a joiner raised it
+  /// to. Call it under the lock, while `state.leads`.
+  @inlinable
+  func leaderPriority(_ state: borrowing State) -> TaskPriority? {
+    state.raisedPriority != 0 ? TaskPriority(rawValue: state.raisedPriority) : leader.task?.priority
+  }
+
+  /// The number of callers waiting for the load in flight, the leader of an inline load
+  /// included; zero when none is.
   var waiterCount: Int {
-    current.withLock { $0 }?.waiterCount ?? 0
+    let (leads, flight) = state.withLock { ($0.leads, $0.flight) }
+    return (leads ? 1 : 0) + (flight?.waiterCount ?? 0)
   }
 
   /// Whether the load in the slot waits for an abandoned load, still running, to end before
   /// it runs.
   var waitsForAbandonedLoad: Bool {
-    current.withLock { $0 }?.waitsForPredecessor ?? false
+    state.withLock { $0.flight }?.waitsForPredecessor ?? false
   }
 
   /// The priority the load in the slot was asked to run at: its starter's, or a higher
   /// waiter's; `nil` when the slot is empty.
   var loadPriority: TaskPriority? {
-    current.withLock { $0 }?.loadPriority
+    let (inlinePriority, flight) = state.withLock { state -> (TaskPriority?, Flight<Success, Failure>?) in
+      (state.leads ? leaderPriority(state) : nil, state.flight)
+    }
+    return inlinePriority ?? flight?.loadPriority
   }
 
   /// Whether a load is in flight and can be joined.
   var isLoading: Bool {
-    current.withLock { $0 }?.isJoinable ?? false
+    let (leads, flight) = state.withLock { ($0.leads, $0.flight) }
+    return leads || (flight?.isJoinable ?? false)
   }
 
   /// Joins the load in flight, or starts `operation` as a new one, and waits for its outcome.
@@ -51,8 +109,8 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     await load(making: { operation })
   }
 
-  /// Joins the load in flight, or starts the operation `makeOperation` returns as a new one,
-  /// and waits for its outcome.
+  /// Joins the load in flight, or starts the operation `makeOperation` returns as a new one
+  /// in a task of its own, and waits for its outcome.
   ///
   /// Only the caller who starts a load calls `makeOperation`: a caller who joins allocates no
   /// closure (`serial()` built one per caller, an allocation per join).
@@ -61,11 +119,131 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     making makeOperation: () -> @Sendable () async -> Result<Success, Failure>
   ) async -> Result<Success, Failure> {
     if let cancellation = Flight<Success, Failure>.cancellationIfCancelled { return .failure(cancellation) }
-    let admission = current.withLock { current in
-      let admission = Flight.admit(to: current)
-      if admission.isNew { current = admission.flight }
-      return admission
+    let priority = Task.currentPriority
+    let admission = state.withLock { state in admit(&state, priority: priority) }
+    return await wait(admission, making: makeOperation)
+  }
+
+  /// Joins the load in flight or, when the slot is empty, loads `upstream` inline in the
+  /// calling task while later callers join it; returns the outcome.
+  ///
+  /// When this caller cannot lead (the slot holds an abandoned load this one must start
+  /// after), or when it led, was cancelled and failed while callers still wait, the load
+  /// runs in a task of its own instead.
+  ///
+  /// Generic over the query rather than taking a closure, so that it specialises and inlines
+  /// into `serial()`'s caller: the load path of a caller alone is two short critical sections
+  /// around the upstream's own load.
+  @inlinable
+  func loadInline<Upstream: Query>(
+    _ upstream: Upstream
+  ) async -> Result<Success, Failure> where Upstream.Success == Success, Upstream.Failure == Failure {
+    // One look at the current task: its cancellation now, and later its priority.
+    let task = withUnsafeCurrentTask { $0 }
+    if task?.isCancelled ?? false, let cancellation = CancellationError() as? Failure {
+      return .failure(cancellation)
     }
+    let leads = state.withLock { state in
+      guard state.flight == nil, !state.leads else { return false }
+      state.leads = true
+      state.raisedPriority = 0
+      leader.task = task
+      return true
+    }
+    guard leads else { return await join(upstream, priority: task?.priority ?? Task.currentPriority) }
+    FlightProbe.report(.joined)
+    FlightProbe.report(.started)
+    FlightProbe.report(.waiting)
+    let outcome = await upstream.result()
+    // Whether the callers who joined need a load of their own: the leader was cancelled and
+    // its load failed (perhaps because of it).
+    let needsHandOver: Bool
+    if case .failure = outcome { needsHandOver = task?.isCancelled ?? false } else { needsHandOver = false }
+    let ending: InlineEnding? = state.withLock { state in
+      state.leads = false
+      leader.task = nil
+      guard let flight = state.flight else { return nil }
+      if needsHandOver, flight.handOver() {
+        return .restart(flight)  // stays in the slot: it runs a load of its own now
+      }
+      state.flight = nil
+      return .finish(flight)
+    }
+    if let ending { end(ending, with: outcome, making: { { await upstream.result() } }) }
+    FlightProbe.report(.ended)
+    return outcome
+  }
+
+  /// The path of ``loadInline(_:)`` for a caller who does not lead: it joins the load in
+  /// flight or starts one in a task of its own. Not inlined, so that the leader's path keeps
+  /// one suspension point and a small frame.
+  @inlinable
+  @inline(never)
+  func join<Upstream: Query>(
+    _ upstream: Upstream,
+    priority: TaskPriority
+  ) async -> Result<Success, Failure> where Upstream.Success == Success, Upstream.Failure == Failure {
+    let admission = state.withLock { state in admit(&state, priority: priority) }
+    return await wait(admission, making: { { await upstream.result() } })
+  }
+
+  /// Hands the callers who joined an inline load its outcome, or starts their own load.
+  @usableFromInline
+  func end(
+    _ ending: InlineEnding,
+    with outcome: Result<Success, Failure>,
+    making makeOperation: () -> @Sendable () async -> Result<Success, Failure>
+  ) {
+    switch ending {
+    case .finish(let flight): flight.finish(outcome)
+    case .restart(let flight): flight.start(makeOperation(), onFinish: remove)
+    }
+  }
+
+  /// What the leader of an inline load does with the callers who joined it.
+  @usableFromInline
+  enum InlineEnding {
+    /// Hand them the outcome.
+    case finish(Flight<Success, Failure>)
+    /// Start a load of their own: the leader was cancelled and failed.
+    case restart(Flight<Success, Failure>)
+  }
+
+  /// Decides, under the slot's lock, how a caller who does not lead waits: it joins the
+  /// callers of the inline load (raising its priority to the caller's), joins the flight in
+  /// the slot, or makes a new flight.
+  @inlinable
+  func admit(_ state: inout State, priority: TaskPriority) -> Flight<Success, Failure>.Admission {
+    if state.leads {
+      let flight: Flight<Success, Failure>
+      if let joiners = state.flight {
+        flight = joiners
+      } else {
+        // The leader keeps the load running: callers who give up never cancel it.
+        flight = Flight(keepsRunningWithoutWaiters: true)
+        state.flight = flight
+      }
+      if let current = leaderPriority(state), priority > current, let task = leader.task {
+        state.raisedPriority = priority.rawValue
+        // Under the lock: the leader's task cannot end before the leader clears `leader.task`.
+        Flight<Success, Failure>.escalate(task, to: priority)
+      }
+      // The leader finishes this flight before it can end, so it is still joinable.
+      let slot = flight.join()!
+      FlightProbe.report(.joined)
+      return Flight.Admission(flight: flight, slot: slot, isNew: false, predecessor: nil)
+    }
+    let admission = Flight.admit(to: state.flight)
+    if admission.isNew { state.flight = admission.flight }
+    return admission
+  }
+
+  /// Starts the admitted flight when it is new, then waits for its outcome.
+  @inlinable
+  func wait(
+    _ admission: Flight<Success, Failure>.Admission,
+    making makeOperation: () -> @Sendable () async -> Result<Success, Failure>
+  ) async -> Result<Success, Failure> {
     if admission.isNew {
       admission.flight.start(after: admission.predecessor, makeOperation(), onFinish: remove)
     }
@@ -79,18 +257,20 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
   /// joinable load is in flight — also one started by ``load(_:)`` for callers who may all
   /// be cancelled — it becomes such a background load, in the same critical section that
   /// finds it. When the slot only holds an abandoned load still running, the new background
-  /// load starts after it.
+  /// load starts after it. An inline load counts as in flight: its leader runs it to its end
+  /// unless the leader is cancelled.
   ///
   /// - Returns: `true` when a new load started.
   @usableFromInline
   @discardableResult
   func startInBackground(_ operation: @escaping @Sendable () async -> Result<Success, Failure>) -> Bool {
     typealias Started = (flight: Flight<Success, Failure>, predecessor: Flight<Success, Failure>?)
-    let started: Started? = current.withLock { current in
-      if let flight = current, flight.keepRunningIfJoinable() { return nil }
-      let predecessor = current
+    let started: Started? = state.withLock { state in
+      if state.leads { return nil }
+      if let flight = state.flight, flight.keepRunningIfJoinable() { return nil }
+      let predecessor = state.flight
       let flight = Flight<Success, Failure>(keepsRunningWithoutWaiters: true)
-      current = flight
+      state.flight = flight
       return (flight, predecessor)
     }
     guard let started else { return false }
@@ -100,8 +280,8 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
 
   @inlinable
   func remove(_ flight: Flight<Success, Failure>) {
-    current.withLock { current in
-      if current === flight { current = nil }
+    state.withLock { state in
+      if state.flight === flight { state.flight = nil }
     }
   }
 }

@@ -235,6 +235,19 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
     return action
   }
 
+  /// Makes the flight of the callers who joined an inline load (which keeps running without
+  /// waiters while its leader runs it) into an ordinary flight, about to start a load of its
+  /// own: cancelled once no interested waiter is left.
+  ///
+  /// - Returns: `true` when interested waiters are left to start the load for; `false` when
+  ///   none is (the flight is then finished with the leader's outcome).
+  @usableFromInline
+  mutating func handOver() -> Bool {
+    guard interestedWaiters > 0 else { return false }
+    keepsRunningWithoutWaiters = false
+    return true
+  }
+
   /// Makes the flight unjoinable and asks for its task to be cancelled, whoever waits for it.
   ///
   /// - Returns: The task to cancel, if it has started.

@@ -20,8 +20,7 @@ public struct SerialQuery<Upstream: Query>: Query {
 
   @inlinable
   public func load() async throws(Failure) -> Success {
-    let upstream = upstream
-    return try await slot.load(making: { { await upstream.result() } }).get()
+    try await slot.loadInline(upstream).get()
   }
 }
 
@@ -50,15 +49,24 @@ extension Query {
   /// let (a, b) = try await (header, menu)    // one request, the same profile
   /// ```
   ///
-  /// The shared load runs in its own task, so cancelling one caller never cancels it: that
-  /// caller stops waiting (with `CancellationError` when `Failure` can hold one; otherwise it
-  /// still gets the outcome). The shared load is cancelled only when every caller waiting for
-  /// it has been cancelled. Loads never overlap: when a cancelled load ignores its
-  /// cancellation and runs on, the next caller's load starts once it has ended.
+  /// The first caller runs the load itself, in its own task, as a plain call of the upstream
+  /// would: a caller who finds no load to join pays no task and no hop. Callers who join it
+  /// wait for its outcome:
   ///
-  /// The shared load runs at the priority of the caller who started it, raised to that of
-  /// any caller with a higher one who joins it (on Linux, and on Apple platforms from the
-  /// 26 releases, where `Task.escalatePriority(to:)` exists).
+  /// - A joining caller who is cancelled stops waiting at once (with `CancellationError` when
+  ///   `Failure` can hold one; otherwise it still gets the outcome). The load goes on.
+  /// - The first caller's cancellation reaches the load, since the load runs in its task: it
+  ///   gets whatever the upstream returns when cancelled, and waits for the upstream as long
+  ///   as a plain call would. When the load then fails while joined callers still wait, they
+  ///   get a new load, run in a task of its own, instead of that failure; when it succeeds
+  ///   anyway, they get its value. Such a new load is cancelled only when every caller
+  ///   waiting for it has been cancelled.
+  /// - Loads never overlap: a new load starts only once the one before it has ended, also when
+  ///   a cancelled load ignores its cancellation and runs on.
+  ///
+  /// A joining caller with a higher priority than the load raises the load's priority to its
+  /// own (on Linux, and on Apple platforms from the 26 releases, where
+  /// `Task.escalatePriority(to:)` exists).
   ///
   /// - Important: Copies of the returned query share their loads; two calls of `serial()`
   ///   make two independent queries. Keep the one you made.

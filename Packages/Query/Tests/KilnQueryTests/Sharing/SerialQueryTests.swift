@@ -1,4 +1,5 @@
 import KilnTesting
+import Synchronization
 import Testing
 
 @testable import KilnQuery
@@ -29,6 +30,15 @@ struct SerialQueryTests {
     #expect(!query.isLoading)
   }
 
+  @Test("a caller who finds no load to join runs it in its own task")
+  func loneCallerRunsInline() async throws {
+    let query = AnyQuery<Int?, Never> { withUnsafeCurrentTask { $0?.hashValue } }.serial()
+    let caller = withUnsafeCurrentTask { $0?.hashValue }
+    #expect(caller != nil)
+    #expect(await query.load() == caller)
+    #expect(!query.isLoading)
+  }
+
   @Test("a load that starts after completion starts a new load")
   func newLoadAfterCompletion() async throws {
     let spy = SpyQuery<Int, any Error> { .success($0) }
@@ -55,70 +65,120 @@ struct SerialQueryTests {
     #expect(spy.loadCount == 2)
   }
 
-  @Test("cancelling some waiters does not cancel the shared load")
+  @Test("cancelling callers who joined does not cancel the shared load")
   func cancelSomeWaiters() async throws {
     let spy = SpyQuery<Int, any Error>(.success(7))
     spy.hold()
     let query = spy.serial()
-    let waiters = (0..<3).map { _ in Task { try await query.load() } }
+    let leader = Task { try await query.load() }
+    await spy.waitForLoads(1)  // the leader runs the load inline
+    let joiners = (0..<2).map { _ in Task { try await query.load() } }
     await FlightEvents.current.waitForJoins(3)
     #expect(query.waiterCount == 3)
 
-    waiters[0].cancel()
-    waiters[1].cancel()
+    for joiner in joiners { joiner.cancel() }
     // The cancelled callers return at once, while the load is still held.
-    await #expect(throws: CancellationError.self) { try await waiters[0].value }
-    await #expect(throws: CancellationError.self) { try await waiters[1].value }
+    for joiner in joiners {
+      await #expect(throws: CancellationError.self) { try await joiner.value }
+    }
     #expect(spy.inFlightCount == 1)
     #expect(query.waiterCount == 1)
 
     spy.release()
-    #expect(try await waiters[2].value == 7)
+    #expect(try await leader.value == 7)
     #expect(spy.cancelledCount == 0)
     #expect(spy.loadCount == 1)
   }
 
-  @Test("cancelling all waiters cancels the shared load")
+  @Test("cancelling every caller cancels the shared load")
   func cancelAllWaiters() async {
     let spy = SpyQuery<Int, any Error>(.success(7))
     spy.hold()
     let query = spy.serial()
-    let waiters = (0..<3).map { _ in Task { try await query.load() } }
+    let leader = Task { try await query.load() }
+    await spy.waitForLoads(1)
+    let joiners = (0..<2).map { _ in Task { try await query.load() } }
     await FlightEvents.current.waitForJoins(3)
-    #expect(query.waiterCount == 3)
 
-    for waiter in waiters { waiter.cancel() }
-    for waiter in waiters {
-      await #expect(throws: CancellationError.self) { try await waiter.value }
+    for joiner in joiners { joiner.cancel() }
+    for joiner in joiners {
+      await #expect(throws: CancellationError.self) { try await joiner.value }
     }
-    await spy.waitForCompletions(1)
+    #expect(spy.cancelledCount == 0)  // the leader still waits: the load goes on
+    leader.cancel()
+    await #expect(throws: CancellationError.self) { try await leader.value }
+    #expect(spy.cancelledCount == 1)
+    #expect(spy.loadCount == 1)
+    #expect(!query.isLoading)
+  }
+
+  @Test("when the leader is cancelled and its load fails, the callers who joined get a load of their own")
+  func cancelledLeaderHandsOver() async throws {
+    let spy = SpyQuery<Int, any Error> { .success($0) }
+    spy.hold()
+    let query = spy.serial()
+    let leader = Task { try await query.load() }
+    await spy.waitForLoads(1)
+    let joiners = (0..<2).map { _ in Task { try await query.load() } }
+    await FlightEvents.current.waitForJoins(3)
+
+    leader.cancel()  // the load runs in the leader's task: it is cancelled with it
+    await #expect(throws: CancellationError.self) { try await leader.value }
+    await spy.waitForLoads(2)  // a new load for the joiners, in a task of its own
+    #expect(spy.inFlightCount == 1)  // after the leader's load ended: never two at once
+    #expect(query.isLoading)
+    #expect(query.waiterCount == 2)
+
+    spy.release()
+    for joiner in joiners {
+      #expect(try await joiner.value == 2)  // the new load's value, not the cancellation
+    }
+    #expect(spy.loadCount == 2)
     #expect(spy.cancelledCount == 1)
   }
 
-  @Test("after every waiter gave up, the next caller starts a fresh load")
+  @Test("when the leader is cancelled and its load succeeds anyway, the callers who joined get that value")
+  func cancelledLeaderSucceeds() async throws {
+    let source = StubbornQuery(value: 4)
+    let query = AnyQuery<Int, any Error> { await source.load() }.serial()
+    let leader = Task { try await query.load() }
+    await source.waitForLoads(1)
+    leader.cancel()  // the load ignores it; the leader waits for it, as a plain call would
+    let late = Task { try await query.load() }
+    await FlightEvents.current.waitForJoins(2)
+    #expect(query.isLoading)
+
+    source.finish()
+    #expect(try await leader.value == 4)
+    #expect(try await late.value == 4)  // joined the running load instead of starting one
+    #expect(source.loadCount == 1)
+    #expect(source.events.values == ["start", "end"])
+  }
+
+  @Test("a lone caller cancelled during its load gets what the load returns, and the next caller starts a fresh load")
   func freshLoadAfterAbandon() async throws {
     let spy = SpyQuery<Int, any Error> { .success($0) }
     spy.hold()
     let query = spy.serial()
     let abandoned = Task { try await query.load() }
-    await FlightEvents.current.waitForJoins(1)
+    await spy.waitForLoads(1)
     #expect(query.waiterCount == 1)
     abandoned.cancel()
     await #expect(throws: CancellationError.self) { try await abandoned.value }
+    #expect(!query.isLoading)
 
     spy.release()
     #expect(try await query.load() == 2)
     #expect(spy.loadCount == 2)
   }
 
-  @Test("after every waiter gave up on a load that ignores it, the next caller's load starts once that one ended")
+  @Test(
+    "after every caller gave up on a handed-over load that ignores it, the next caller's load starts once that one ended"
+  )
   func nextLoadWaitsForAbandonedLoad() async throws {
-    let source = StubbornQuery(value: 4)
-    let query = AnyQuery<Int, any Error> { await source.load() }.serial()
-    await source.abandonLoad { try await query.load() }
-
+    let (query, source) = await abandonedHandOver()
     let next = Task { try await query.load() }
-    await FlightEvents.current.waitForStarts(2)
+    await FlightEvents.current.waitForStarts(3)  // the leader's, the handed-over one, this one
     #expect(query.slot.waitsForAbandonedLoad)
     #expect(source.loadCount == 1)  // the abandoned load runs on: no second one beside it
     #expect(query.isLoading)
@@ -131,11 +191,9 @@ struct SerialQueryTests {
 
   @Test("callers who all give up while an abandoned load runs on cause no load of their own")
   func givingUpWhileWaitingForAbandonedLoad() async throws {
-    let source = StubbornQuery(value: 4)
-    let query = AnyQuery<Int, any Error> { await source.load() }.serial()
-    await source.abandonLoad { try await query.load() }
+    let (query, source) = await abandonedHandOver()
     let gaveUp = Task { try await query.load() }
-    await FlightEvents.current.waitForStarts(2)
+    await FlightEvents.current.waitForStarts(3)
     #expect(query.slot.waitsForAbandonedLoad)
     gaveUp.cancel()
     await #expect(throws: CancellationError.self) { try await gaveUp.value }
@@ -145,22 +203,20 @@ struct SerialQueryTests {
     #expect(source.loadCount == 2)  // the abandoned one and this one
   }
 
-  @Test("a typed caller who gives up while an abandoned load runs on gets that load's outcome")
-  func typedGivingUpWhileWaitingForAbandonedLoad() async {
+  @Test("typed callers who give up on a cancelled leader's load that runs on get its outcome")
+  func typedGivingUpWhileLeaderLoadRunsOn() async {
     let source = StubbornQuery(value: 4)
     let query = AnyQuery { () async throws(APIError) -> Int in await source.load() }.serial()
-    let abandoned = Task { await query.result() }
+    let leader = Task { await query.result() }
     await source.waitForLoads(1)
-    abandoned.cancel()  // typed: it keeps waiting, but the load is abandoned
-    await FlightEvents.current.waitForLeaves(1)
-    #expect(!query.isLoading)
+    leader.cancel()  // typed: its load ignores the cancellation and runs on
     let gaveUp = Task { await query.result() }
-    await FlightEvents.current.waitForStarts(2)
-    #expect(query.slot.waitsForAbandonedLoad)
-    gaveUp.cancel()
+    await FlightEvents.current.waitForJoins(2)
+    gaveUp.cancel()  // typed: it keeps waiting for the outcome
+    await FlightEvents.current.waitForLeaves(1)
 
     source.finish()
-    #expect(await abandoned.value == .success(4))
+    #expect(await leader.value == .success(4))
     #expect(await gaveUp.value == .success(4))  // no longer than the load already running takes
     #expect(source.loadCount == 1)
   }
@@ -192,16 +248,18 @@ struct SerialQueryTests {
     let spy = SpyQuery<Int, APIError>(.success(3))
     spy.hold()
     let query = spy.serial()
-    let first = Task { await query.result() }
-    let second = Task { await query.result() }
+    let leader = Task { await query.result() }
+    await spy.waitForLoads(1)
+    let joiner = Task { await query.result() }
     await FlightEvents.current.waitForJoins(2)
     #expect(query.waiterCount == 2)
 
-    first.cancel()
-    #expect(spy.cancelledCount == 0)  // one interested waiter left: the load goes on
-    second.cancel()
-    #expect(await first.value == .success(3))
-    #expect(await second.value == .success(3))
+    joiner.cancel()
+    await FlightEvents.current.waitForLeaves(1)
+    #expect(spy.cancelledCount == 0)  // the leader still waits: the load goes on
+    leader.cancel()
+    #expect(await leader.value == .success(3))
+    #expect(await joiner.value == .success(3))
     #expect(spy.cancelledCount == 1)
   }
 
@@ -235,5 +293,39 @@ struct SerialQueryTests {
     #expect(values[0] == values[1])
     #expect(values[2] != values[0])
     #expect(spy.loadCount == 2)
+  }
+
+  /// A serial query whose load was handed over to the callers who joined it and then
+  /// abandoned by them while it runs on: its first load honours cancellation, every later
+  /// one ignores it (`source`). Returns once the abandoned load is the one in the slot.
+  private func abandonedHandOver() async -> (query: SerialQuery<AnyQuery<Int, any Error>>, source: StubbornQuery) {
+    let first = SpyQuery<Int, any Error>(.success(0))
+    first.hold()
+    let source = StubbornQuery(value: 4)
+    let calls = CallCounter()
+    let query = AnyQuery<Int, any Error> {
+      calls.next() == 1 ? try await first.load() : await source.load()
+    }.serial()
+    let leader = Task { try await query.load() }
+    await first.waitForLoads(1)
+    let joiner = Task { try await query.load() }
+    await FlightEvents.current.waitForJoins(2)
+    leader.cancel()
+    await #expect(throws: CancellationError.self) { try await leader.value }
+    await source.waitForLoads(1)  // the handed-over load, which ignores cancellation
+    joiner.cancel()
+    await #expect(throws: CancellationError.self) { try await joiner.value }
+    #expect(!query.isLoading)
+    return (query, source)
+  }
+}
+
+/// Counts calls from any task.
+private final class CallCounter: Sendable {
+  private let count = Atomic<Int>(0)
+
+  /// The number of this call, from 1.
+  func next() -> Int {
+    count.add(1, ordering: .relaxed).newValue
   }
 }
