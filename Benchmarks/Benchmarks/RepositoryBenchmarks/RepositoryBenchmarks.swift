@@ -19,6 +19,92 @@ final class Deliveries: Sendable {
   }
 }
 
+/// The Kiln side of the fan-out comparisons: one update of a repository's param reaching
+/// `subscribers` subscribers of `publish()`, each in its own task, measured until every one
+/// has received it.
+func repositoryFanOut(_ benchmark: Benchmark, subscribers: Int) async {
+  benchmark.stopMeasurement()
+  let flowable = AnyStoreFlowable.from(
+    cacher: Repository<UnitParam, Int>(), fetcher: AnyFetcher<UnitParam, Int> { _ in 0 })
+  await flowable.update(0)
+  let deliveries = Deliveries()
+  let tasks = (0..<subscribers).map { _ in
+    Task {
+      for await _ in flowable.publish() { deliveries.add() }
+    }
+  }
+  await deliveries.wait(untilAtLeast: subscribers)
+  var expected = subscribers
+  benchmark.startMeasurement()
+  for iteration in benchmark.scaledIterations {
+    await flowable.update(iteration + 1)
+    expected += subscribers
+    await deliveries.wait(untilAtLeast: expected)
+  }
+  benchmark.stopMeasurement()
+  // Leave nothing running behind: the baseline runs next in the same process.
+  for task in tasks { task.cancel() }
+  for task in tasks { await task.value }
+}
+
+/// One hand-written subscriber: the newest value, or the continuation of its task suspended
+/// until one comes. The floor of any fan-out: one suspension and one resumption per
+/// subscriber per value, newest wins, no `AsyncSequence`.
+final class Mailbox: Sendable {
+  private let state = Mutex<(value: Int?, waiter: UnsafeContinuation<Int, Never>?)>((nil, nil))
+
+  /// Suspends until a value comes (or returns the one waiting).
+  func next() async -> Int {
+    await withUnsafeContinuation { continuation in
+      let ready: Int? = state.withLock { state in
+        if let value = state.value {
+          state.value = nil
+          return value
+        }
+        state.waiter = continuation
+        return nil
+      }
+      if let ready { continuation.resume(returning: ready) }
+    }
+  }
+
+  /// Hands `value` to the subscriber, resuming it when it waits.
+  func send(_ value: Int) {
+    let waiter = state.withLock { state -> UnsafeContinuation<Int, Never>? in
+      if let waiter = state.waiter {
+        state.waiter = nil
+        return waiter
+      }
+      state.value = value
+      return nil
+    }
+    waiter?.resume(returning: value)
+  }
+}
+
+/// The floor of the fan-out comparisons: `subscribers` tasks, each suspended on its own
+/// ``Mailbox``, resumed by one loop with each new value.
+func handWrittenFanOut(_ benchmark: Benchmark, subscribers: Int) async {
+  benchmark.stopMeasurement()
+  let deliveries = Deliveries()
+  let mailboxes = (0..<subscribers).map { _ in Mailbox() }
+  let tasks = mailboxes.map { mailbox in
+    Task {
+      while await mailbox.next() >= 0 { deliveries.add() }
+    }
+  }
+  var expected = 0
+  benchmark.startMeasurement()
+  for iteration in benchmark.scaledIterations {
+    for mailbox in mailboxes { mailbox.send(iteration) }
+    expected += subscribers
+    await deliveries.wait(untilAtLeast: expected)
+  }
+  benchmark.stopMeasurement()
+  for mailbox in mailboxes { mailbox.send(-1) }
+  for task in tasks { await task.value }
+}
+
 let benchmarks: @Sendable () -> Void = {
   // MARK: Fan-out
 
@@ -26,28 +112,7 @@ let benchmarks: @Sendable () -> Void = {
   // to 10,000 bare AsyncStreams, each drained by its own task. Both wait until every
   // subscriber has received it.
   comparison("Repository fan-out: one update to 10,000 subscribers", batch: subscriberCount) { benchmark in
-    benchmark.stopMeasurement()
-    let flowable = AnyStoreFlowable.from(
-      cacher: Repository<UnitParam, Int>(), fetcher: AnyFetcher<UnitParam, Int> { _ in 0 })
-    await flowable.update(0)
-    let deliveries = Deliveries()
-    let tasks = (0..<subscriberCount).map { _ in
-      Task {
-        for await _ in flowable.publish() { deliveries.add() }
-      }
-    }
-    await deliveries.wait(untilAtLeast: subscriberCount)
-    var expected = subscriberCount
-    benchmark.startMeasurement()
-    for iteration in benchmark.scaledIterations {
-      await flowable.update(iteration + 1)
-      expected += subscriberCount
-      await deliveries.wait(untilAtLeast: expected)
-    }
-    benchmark.stopMeasurement()
-    // Leave nothing running behind: the baseline runs next in the same process.
-    for task in tasks { task.cancel() }
-    for task in tasks { await task.value }
+    await repositoryFanOut(benchmark, subscribers: subscriberCount)
   } baseline: { benchmark in
     benchmark.stopMeasurement()
     let deliveries = Deliveries()
@@ -71,6 +136,19 @@ let benchmarks: @Sendable () -> Void = {
     benchmark.stopMeasurement()
     for continuation in continuations { continuation.finish() }
     for task in tasks { await task.value }
+  }
+
+  // The same update against its floor: as many tasks suspended on hand-written
+  // continuations, resumed by one loop (issue 25). Per operation = per subscriber.
+  for (subscribers, label) in [(1_000, "1,000"), (10_000, "10,000")] {
+    comparison(
+      "Repository fan-out to \(label) subscribers vs resuming as many hand-written continuations",
+      batch: subscribers
+    ) { benchmark in
+      await repositoryFanOut(benchmark, subscribers: subscribers)
+    } baseline: { benchmark in
+      await handWrittenFanOut(benchmark, subscribers: subscribers)
+    }
   }
 
   // MARK: First emission

@@ -51,9 +51,10 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     @usableFromInline var flight: Flight<Success, Failure>?
     /// Whether a caller runs the load inline now.
     @usableFromInline var leads = false
-    /// The raw value of the priority a joiner raised the inline load to; 0 while it runs at
-    /// its leader's own.
-    @usableFromInline var raisedPriority: UInt8 = 0
+    /// The raw value of the priority the inline load runs at, as its joiners know it: read
+    /// from the leader's task by the first joiner, raised by those with a higher one; 0 until
+    /// a caller joins.
+    @usableFromInline var inlinePriority: UInt8 = 0
 
     @inlinable
     init() {}
@@ -69,8 +70,9 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
   /// The priority the inline load runs at: its leader's, or a higher one a joiner raised it
   /// to. Call it under the lock, while `state.leads`.
   @inlinable
-  func leaderPriority(_ state: borrowing State) -> TaskPriority? {
-    state.raisedPriority != 0 ? TaskPriority(rawValue: state.raisedPriority) : leader.task?.priority
+  func leaderPriority(_ state: inout State) -> TaskPriority? {
+    if state.inlinePriority == 0, let priority = leader.task?.priority { state.inlinePriority = priority.rawValue }
+    return state.inlinePriority == 0 ? nil : TaskPriority(rawValue: state.inlinePriority)
   }
 
   /// The number of callers waiting for the load in flight, the leader of an inline load
@@ -90,7 +92,7 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
   /// waiter's; `nil` when the slot is empty.
   var loadPriority: TaskPriority? {
     let (inlinePriority, flight) = state.withLock { state -> (TaskPriority?, Flight<Success, Failure>?) in
-      (state.leads ? leaderPriority(state) : nil, state.flight)
+      (state.leads ? leaderPriority(&state) : nil, state.flight)
     }
     return inlinePriority ?? flight?.loadPriority
   }
@@ -143,14 +145,18 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     if task?.isCancelled ?? false, let cancellation = CancellationError() as? Failure {
       return .failure(cancellation)
     }
-    let leads = state.withLock { state in
-      guard state.flight == nil, !state.leads else { return false }
+    // One critical section decides: lead, or join (a joiner's priority is read in it, which
+    // costs a leader nothing).
+    let admission: Flight<Success, Failure>.Admission? = state.withLock { state in
+      guard state.flight == nil, !state.leads else {
+        return admit(&state, priority: Task.currentPriority)
+      }
       state.leads = true
-      state.raisedPriority = 0
+      state.inlinePriority = 0
       leader.task = task
-      return true
+      return nil
     }
-    guard leads else { return await join(upstream, priority: task?.priority ?? Task.currentPriority) }
+    if let admission { return await join(upstream, admission) }
     FlightProbe.report(.joined)
     FlightProbe.report(.started)
     FlightProbe.report(.waiting)
@@ -174,17 +180,16 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     return outcome
   }
 
-  /// The path of ``loadInline(_:)`` for a caller who does not lead: it joins the load in
-  /// flight or starts one in a task of its own. Not inlined, so that the leader's path keeps
-  /// one suspension point and a small frame.
+  /// The path of ``loadInline(_:)`` for a caller who does not lead: it waits for the load it
+  /// joined, or starts the one it made in a task of its own. Not inlined, so that the
+  /// leader's path keeps one suspension point and a small frame.
   @inlinable
   @inline(never)
   func join<Upstream: Query>(
     _ upstream: Upstream,
-    priority: TaskPriority
+    _ admission: Flight<Success, Failure>.Admission
   ) async -> Result<Success, Failure> where Upstream.Success == Success, Upstream.Failure == Failure {
-    let admission = state.withLock { state in admit(&state, priority: priority) }
-    return await wait(admission, making: { { await upstream.result() } })
+    await wait(admission, making: { { await upstream.result() } })
   }
 
   /// Hands the callers who joined an inline load its outcome, or starts their own load.
@@ -223,8 +228,8 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
         flight = Flight(keepsRunningWithoutWaiters: true)
         state.flight = flight
       }
-      if let current = leaderPriority(state), priority > current, let task = leader.task {
-        state.raisedPriority = priority.rawValue
+      if let current = leaderPriority(&state), priority > current, let task = leader.task {
+        state.inlinePriority = priority.rawValue
         // Under the lock: the leader's task cannot end before the leader clears `leader.task`.
         Flight<Success, Failure>.escalate(task, to: priority)
       }
