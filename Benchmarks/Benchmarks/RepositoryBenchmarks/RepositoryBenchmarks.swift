@@ -19,6 +19,26 @@ final class Deliveries: Sendable {
   }
 }
 
+/// Measures every iteration of `benchmark`: `send` one new value (the iteration's number) to
+/// `subscribers` subscribers, then wait until `deliveries` has counted it for each of them,
+/// on top of the `delivered` deliveries counted before. The loop every fan-out side shares.
+func measureFanOut(
+  _ benchmark: Benchmark,
+  subscribers: Int,
+  deliveries: Deliveries,
+  delivered: Int = 0,
+  send: (Int) async -> Void
+) async {
+  var expected = delivered
+  benchmark.startMeasurement()
+  for iteration in benchmark.scaledIterations {
+    await send(iteration)
+    expected += subscribers
+    await deliveries.wait(untilAtLeast: expected)
+  }
+  benchmark.stopMeasurement()
+}
+
 /// The Kiln side of the fan-out comparisons: one update of a repository's param reaching
 /// `subscribers` subscribers of `publish()`, each in its own task, measured until every one
 /// has received it.
@@ -34,14 +54,9 @@ func repositoryFanOut(_ benchmark: Benchmark, subscribers: Int) async {
     }
   }
   await deliveries.wait(untilAtLeast: subscribers)
-  var expected = subscribers
-  benchmark.startMeasurement()
-  for iteration in benchmark.scaledIterations {
-    await flowable.update(iteration + 1)
-    expected += subscribers
-    await deliveries.wait(untilAtLeast: expected)
+  await measureFanOut(benchmark, subscribers: subscribers, deliveries: deliveries, delivered: subscribers) {
+    await flowable.update($0 + 1)
   }
-  benchmark.stopMeasurement()
   // Leave nothing running behind: the baseline runs next in the same process.
   for task in tasks { task.cancel() }
   for task in tasks { await task.value }
@@ -93,14 +108,9 @@ func handWrittenFanOut(_ benchmark: Benchmark, subscribers: Int) async {
       while await mailbox.next() >= 0 { deliveries.add() }
     }
   }
-  var expected = 0
-  benchmark.startMeasurement()
-  for iteration in benchmark.scaledIterations {
-    for mailbox in mailboxes { mailbox.send(iteration) }
-    expected += subscribers
-    await deliveries.wait(untilAtLeast: expected)
+  await measureFanOut(benchmark, subscribers: subscribers, deliveries: deliveries) { value in
+    for mailbox in mailboxes { mailbox.send(value) }
   }
-  benchmark.stopMeasurement()
   for mailbox in mailboxes { mailbox.send(-1) }
   for task in tasks { await task.value }
 }
@@ -126,14 +136,9 @@ let benchmarks: @Sendable () -> Void = {
           for await _ in stream { deliveries.add() }
         })
     }
-    var expected = 0
-    benchmark.startMeasurement()
-    for iteration in benchmark.scaledIterations {
-      for continuation in continuations { continuation.yield(iteration) }
-      expected += subscriberCount
-      await deliveries.wait(untilAtLeast: expected)
+    await measureFanOut(benchmark, subscribers: subscriberCount, deliveries: deliveries) { value in
+      for continuation in continuations { continuation.yield(value) }
     }
-    benchmark.stopMeasurement()
     for continuation in continuations { continuation.finish() }
     for task in tasks { await task.value }
   }

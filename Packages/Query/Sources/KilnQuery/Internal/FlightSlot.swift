@@ -31,7 +31,8 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
   ///
   /// A class of its own, allocated once per slot, rather than a field of ``State``:
   /// `UnsafeCurrentTask` and `TaskPriority` are resilient types, and every copy of a state
-  /// holding one went through their value witnesses (about 200 ns of a 300 ns load).
+  /// holding one went through their value witnesses (merged outlined copies took 8% of a
+  /// lone caller's profile; the state now holds only trivial fields).
   // @unchecked: `task` is only read and written under the slot's lock, and only used while
   // `State.leads` is set, when the leader's task is running (an `UnsafeCurrentTask` is not
   // `Sendable` because it is valid only while its task runs; the leader clears it, under the

@@ -70,10 +70,7 @@ struct SerialQueryTests {
     let spy = SpyQuery<Int, any Error>(.success(7))
     spy.hold()
     let query = spy.serial()
-    let leader = Task { try await query.load() }
-    await spy.waitForLoads(1)  // the leader runs the load inline
-    let joiners = (0..<2).map { _ in Task { try await query.load() } }
-    await FlightEvents.current.waitForJoins(3)
+    let (leader, joiners) = await startLeader(of: query, joiners: 2)
     #expect(query.waiterCount == 3)
 
     for joiner in joiners { joiner.cancel() }
@@ -95,10 +92,7 @@ struct SerialQueryTests {
     let spy = SpyQuery<Int, any Error>(.success(7))
     spy.hold()
     let query = spy.serial()
-    let leader = Task { try await query.load() }
-    await spy.waitForLoads(1)
-    let joiners = (0..<2).map { _ in Task { try await query.load() } }
-    await FlightEvents.current.waitForJoins(3)
+    let (leader, joiners) = await startLeader(of: query, joiners: 2)
 
     for joiner in joiners { joiner.cancel() }
     for joiner in joiners {
@@ -117,10 +111,7 @@ struct SerialQueryTests {
     let spy = SpyQuery<Int, any Error> { .success($0) }
     spy.hold()
     let query = spy.serial()
-    let leader = Task { try await query.load() }
-    await spy.waitForLoads(1)
-    let joiners = (0..<2).map { _ in Task { try await query.load() } }
-    await FlightEvents.current.waitForJoins(3)
+    let (leader, joiners) = await startLeader(of: query, joiners: 2)
 
     leader.cancel()  // the load runs in the leader's task: it is cancelled with it
     await #expect(throws: CancellationError.self) { try await leader.value }
@@ -293,6 +284,19 @@ struct SerialQueryTests {
     #expect(values[0] == values[1])
     #expect(values[2] != values[0])
     #expect(spy.loadCount == 2)
+  }
+
+  /// Starts a caller of `query` and waits until it leads (runs its spy's held load inline),
+  /// then starts `count` callers and waits until they have joined it.
+  private func startLeader(
+    of query: SerialQuery<SpyQuery<Int, any Error>>,
+    joiners count: Int
+  ) async -> (leader: Task<Int, any Error>, joiners: [Task<Int, any Error>]) {
+    let leader = Task { try await query.load() }
+    await query.upstream.waitForLoads(1)
+    let joiners = (0..<count).map { _ in Task { try await query.load() } }
+    await FlightEvents.current.waitForJoins(1 + count)
+    return (leader, joiners)
   }
 
   /// A serial query whose load was handed over to the callers who joined it and then
