@@ -4,16 +4,37 @@ import KilnQuery
 /// the chain: the single-flight stage of the request pipeline.
 ///
 /// Requests are identical when their method, URL and headers are (and neither has a body).
-/// Every caller gets the shared response; a caller that is cancelled leaves at once, and the
-/// shared request is cancelled only when its last caller leaves. Progress is reported to the
-/// caller that started it. Put it outermost: what it shares is everything after it (the cache,
-/// the retries, the refresh).
+/// Every caller gets the shared response, and a caller who joined and is cancelled leaves at
+/// once. Progress is reported to the caller that started it. Put it outermost: what it shares
+/// is everything after it (the cache, the retries, the refresh).
+///
+/// ## Who runs the shared request
+///
+/// By default the first caller sends the request itself, in its own task, as it would
+/// without the stage: a request nobody shares costs no task. Cancelling that caller cancels
+/// the request. When the request then fails while other callers still wait, they get a new
+/// one (a `GET` is safe to repeat), sent once the first has ended, so identical requests
+/// through the stage never overlap; when it succeeds anyway, they get its response.
+///
+/// With `detached: true` every shared request runs in a task of its own instead, and is
+/// cancelled only when its last caller leaves: a caller's cancellation never costs the others
+/// a second request, at the price of a task per request. Choose it where the first caller is
+/// often cancelled while others wait, as in a gateway whose clients disconnect.
 public struct Deduplicating: RequestMiddleware {
   let flights: SharedLoads<HTTPRequest>
 
+  /// Whether each shared request runs in a task of its own, rather than in its first
+  /// caller's task.
+  public let detached: Bool
+
   /// Creates the stage, with flights of its own.
-  public init() {
+  ///
+  /// - Parameter detached: `true` to run each shared request in a task of its own, cancelled
+  ///   only when its last caller leaves; `false` (the default) to run it in the task of the
+  ///   caller who starts it.
+  public init(detached: Bool = false) {
     flights = SharedLoads()
+    self.detached = detached
   }
 
   /// The number of shared requests in flight now.
@@ -46,17 +67,29 @@ public struct Deduplicating: RequestMiddleware {
     guard request.method == .get, request.body == nil else {
       return try await next.send(request, context: context)
     }
-    // Shared as `any Error`, so that a cancelled caller leaves at once; the flight is
-    // cancelled only when its last caller leaves.
-    let shared = AnyQuery<HTTPResponse, any Error> { () async throws -> HTTPResponse in
-      try await next.send(request, context: context)
-    }
+    let shared = Rest(request: request, context: context, next: next)
     do {
-      return try await flights.load(request, using: shared)
+      if detached { return try await flights.load(request, using: shared) }
+      return try await flights.loadInline(request, using: shared)
     } catch let error as NetworkError {
       throw error
     } catch {
       throw .cancelled
+    }
+  }
+}
+
+extension Deduplicating {
+  /// The rest of the chain for one request, as the query a flight shares: a value rather than
+  /// a closure, so that sharing it allocates no context. Its failure is `any Error`, so that a
+  /// cancelled caller who joined leaves at once.
+  struct Rest: Query {
+    let request: HTTPRequest
+    let context: RequestContext
+    let next: RequestNext
+
+    func load() async throws -> HTTPResponse {
+      try await next.send(request, context: context)
     }
   }
 }

@@ -37,6 +37,19 @@ final class Flight<Success: Sendable, Failure: Error>: Sendable {
     state = KilnMutex(FlightStateMachine(keepsRunningWithoutWaiters: keepsRunningWithoutWaiters))
   }
 
+  /// Creates the flight of a load that `leader`'s task runs inline (``SharedLoads``' inline
+  /// loads): callers who join it and are cancelled never cancel it, and it has no task of its
+  /// own unless its leader hands it over (``handOver()``).
+  ///
+  /// - Important: The leader must end the flight, with ``finish(_:)`` or ``handOver()``,
+  ///   before its task can end.
+  @inlinable
+  init(leader: LeaderTask) {
+    var machine = FlightStateMachine<Success, Failure>(keepsRunningWithoutWaiters: true)
+    machine.leader = leader
+    state = KilnMutex(machine)
+  }
+
   /// Whether a new waiter may still join.
   var isJoinable: Bool {
     state.withLock { $0.isJoinable }

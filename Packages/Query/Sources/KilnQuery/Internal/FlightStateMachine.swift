@@ -71,6 +71,11 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
   @usableFromInline var waitsForPredecessor = false
   /// The highest priority the load was asked to run at: its starter's, or a waiter's above it.
   @usableFromInline var priority: TaskPriority?
+  /// The task of the caller running the load inline, while it runs it (``SharedLoads``'
+  /// inline loads): a waiter with a higher priority raises it, under the flight's lock. The
+  /// leader clears it, under the same lock (``finish(_:)``, ``handOver()``), before its task
+  /// can end.
+  @usableFromInline var leader: LeaderTask?
 
   /// Creates the state of a flight that has not started.
   ///
@@ -81,9 +86,10 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
     self.keepsRunningWithoutWaiters = keepsRunningWithoutWaiters
   }
 
-  /// The number of waiters that joined and have not been resumed or detached.
+  /// The number of waiters that joined and have not been resumed or detached, the leader of
+  /// an inline load included.
   var waiterCount: Int {
-    slots.reduce(0) { count, slot in
+    slots.reduce(leader == nil ? 0 : 1) { count, slot in
       switch slot {
       case .joined, .waiting: count + 1
       case .detached, .done: count
@@ -173,6 +179,9 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
 
   /// Registers the continuation of the waiter in `slot`.
   ///
+  /// A waiter with a higher priority than an inline load's ``leader`` raises the leader's
+  /// here, under the flight's lock: the only place where the leader's task is known to run.
+  ///
   /// - Parameter priority: The waiting task's priority.
   @inlinable
   mutating func register(_ slot: Int, continuation: Continuation, priority: TaskPriority) -> RegisterAction {
@@ -183,8 +192,10 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
         return .resume(outcome)
       }
       slots[slot] = .waiting(continuation)
+      if let leader, self.priority == nil { self.priority = leader.task.priority }
       if let current = self.priority, current >= priority { return .suspend(escalating: nil) }
       self.priority = priority
+      if let leader { Flight<Success, Failure>.escalate(leader.task, to: priority) }
       return .suspend(escalating: task)
     case .detached(let cancellation):
       slots[slot] = .done
@@ -243,6 +254,7 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
   ///   none is (the flight is then finished with the leader's outcome).
   @usableFromInline
   mutating func handOver() -> Bool {
+    leader = nil
     guard interestedWaiters > 0 else { return false }
     keepsRunningWithoutWaiters = false
     return true
@@ -271,6 +283,7 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
     self.outcome = outcome
     isJoinable = false
     task = nil
+    leader = nil
     interestedWaiters = 0
     var continuations: [Continuation] = []
     continuations.reserveCapacity(slots.count + successors.count)
@@ -283,5 +296,19 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
     continuations += successors
     successors = []
     return continuations
+  }
+}
+
+/// The task of the caller who runs an inline load (``FlightStateMachine/leader``).
+// @unchecked: an `UnsafeCurrentTask` is not `Sendable` because it is valid only while its task
+// runs. This one is read only under the flight's lock, and its leader clears it, under that
+// lock, before its task can end.
+@usableFromInline
+struct LeaderTask: @unchecked Sendable {
+  @usableFromInline let task: UnsafeCurrentTask
+
+  @inlinable
+  init(_ task: UnsafeCurrentTask) {
+    self.task = task
   }
 }

@@ -104,6 +104,18 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
     return (flight as? Flight<Success, Failure>)?.waiterCount ?? 0
   }
 
+  /// The priority the load of `key` (with the given result type) runs at, as its callers
+  /// know it: its starter's, or a higher one a caller raised it to; `nil` when none is in
+  /// flight or nobody joined an inline load yet.
+  package func loadPriority<Success: Sendable, Failure: Error>(
+    _ key: Key, _: Result<Success, Failure>.Type
+  ) -> TaskPriority? {
+    let flight = flights.withLock { flights in
+      flights[FlightKey(key: key, output: ObjectIdentifier(Result<Success, Failure>.self))]
+    }
+    return (flight as? Flight<Success, Failure>)?.loadPriority
+  }
+
   /// Whether the load of `key` (with the given result type) waits for an abandoned load,
   /// still running, to end before it runs.
   func waitsForAbandonedLoad<Success: Sendable, Failure: Error>(_ key: Key, _: Result<Success, Failure>.Type) -> Bool {
@@ -142,6 +154,102 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
         { await query.result() },
         onFinish: { [self] flight in remove(flight, for: flightKey) }
       )
+    }
+    return await admission.flight.wait(admission.slot)
+  }
+
+  /// Joins the load of `key` in flight or, when none is, runs `query` in the calling task
+  /// while later callers join it; returns the outcome.
+  ///
+  /// The first caller runs the load as a plain call would, and pays no task: KilnNetwork's
+  /// `Deduplicating` stage. What changes against ``load(_:using:)`` is what cancelling that
+  /// caller does: it cancels the load it runs. When the load then fails while callers who
+  /// joined still wait, they get a new load, in a task of its own, started once the first has
+  /// ended (loads of one key never overlap); when it succeeds anyway, they get its value.
+  /// Callers who joined and are cancelled leave at once, as with ``load(_:using:)``.
+  ///
+  /// - Parameters:
+  ///   - key: What the load is for.
+  ///   - query: The query to run when no load of `key` with the same result type is in flight.
+  /// - Returns: The value loaded by the flight this call joined or ran.
+  /// - Throws: The flight's failure; `CancellationError` when `Failure` can hold it and this
+  ///   caller's task is cancelled.
+  @inlinable
+  package func loadInline<Upstream: Query>(
+    _ key: Key,
+    using query: Upstream
+  ) async throws(Upstream.Failure) -> Upstream.Success {
+    try await inlineOutcome(for: key, using: query).get()
+  }
+
+  /// What ``loadInline(_:using:)`` returns, as a `Result`.
+  @inlinable
+  func inlineOutcome<Upstream: Query>(
+    for key: Key,
+    using query: Upstream
+  ) async -> Result<Upstream.Success, Upstream.Failure> {
+    typealias SharedFlight = Flight<Upstream.Success, Upstream.Failure>
+    // One look at the current task: its cancellation now, and its priority for joiners.
+    let task = withUnsafeCurrentTask { $0.map(LeaderTask.init) }
+    if task?.task.isCancelled ?? false, let cancellation = CancellationError() as? Upstream.Failure {
+      return .failure(cancellation)
+    }
+    let flightKey = FlightKey(key: key, output: ObjectIdentifier(Result<Upstream.Success, Upstream.Failure>.self))
+    // Lead (a new flight that the caller runs itself, stored for joiners), join, or — after an
+    // abandoned load still running — start a flight of its own that runs after it.
+    let (led, admission) = flights.withLock { flights -> (SharedFlight?, SharedFlight.Admission?) in
+      let current = flights[flightKey] as? SharedFlight
+      if current == nil, let task {
+        let flight = SharedFlight(leader: task)
+        flights[flightKey] = flight
+        return (flight, nil)
+      }
+      let admission = SharedFlight.admit(to: current)
+      if admission.isNew { flights[flightKey] = admission.flight }
+      return (nil, admission)
+    }
+    guard let flight = led else { return await join(query, admission!, for: flightKey) }
+    started.add(1, ordering: .relaxed)
+    FlightProbe.report(.joined)
+    FlightProbe.report(.started)
+    FlightProbe.report(.waiting)
+    let outcome = await query.result()
+    // The callers who joined need a load of their own when the leader was cancelled and its
+    // load failed (perhaps because of it).
+    let needsHandOver: Bool
+    if case .failure = outcome { needsHandOver = task?.task.isCancelled ?? false } else { needsHandOver = false }
+    let restarts = flights.withLock { flights in
+      if needsHandOver, flight.handOver() { return true }  // stays: it runs a load of its own now
+      if flights[flightKey] === flight { flights[flightKey] = nil }
+      return false
+    }
+    if restarts {
+      flight.start({ await query.result() }, onFinish: { [self] flight in remove(flight, for: flightKey) })
+    } else {
+      flight.finish(outcome)
+    }
+    FlightProbe.report(.ended)
+    return outcome
+  }
+
+  /// The path of ``inlineOutcome(for:using:)`` for a caller who does not lead. Not inlined,
+  /// so that the leader's path keeps a small frame.
+  @inlinable
+  @inline(never)
+  func join<Upstream: Query>(
+    _ query: Upstream,
+    _ admission: Flight<Upstream.Success, Upstream.Failure>.Admission,
+    for flightKey: FlightKey
+  ) async -> Result<Upstream.Success, Upstream.Failure> {
+    if admission.isNew {
+      started.add(1, ordering: .relaxed)
+      admission.flight.start(
+        after: admission.predecessor,
+        { await query.result() },
+        onFinish: { [self] flight in remove(flight, for: flightKey) }
+      )
+    } else {
+      joined.add(1, ordering: .relaxed)
     }
     return await admission.flight.wait(admission.slot)
   }
