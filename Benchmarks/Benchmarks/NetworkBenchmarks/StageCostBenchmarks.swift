@@ -44,6 +44,15 @@ func stageCostBenchmarks() {
       ]
     ),
   ]
+  // The same stages built by a `NetworkHandler` from its settings, with what the handler adds:
+  // building the request from a target, validating the status.
+  let handler = handlerWithEveryStage(inMemoryTransport, cache: memoryHTTPCache())
+  let target = ArticleList(baseURL: URL(string: "http://127.0.0.1:1")!, list: 1)
+  comparison("NetworkHandler stage cost: every stage vs in-memory Transport.send", batch: 1_000) { _ in
+    for _ in 0..<1_000 { blackHole(try await handler.request(target)) }
+  } baseline: { _ in
+    for _ in 0..<1_000 { blackHole(try await inMemoryTransport.send(inMemoryRequest)) }
+  }
   for (name, middleware) in stages {
     let chain = RequestChain(transport: inMemoryTransport, middleware: middleware)
     comparison("RequestChain stage cost: \(name) vs in-memory Transport.send", batch: 1_000) { _ in
