@@ -213,6 +213,8 @@ extension HTTPHeaders {
   /// Compares two field names ignoring ASCII case, without allocating.
   @usableFromInline
   static func namesEqual(_ lhs: String, _ rhs: String) -> Bool {
+    // Native strings know their UTF-8 length: most names differ there.
+    guard lhs.utf8.count == rhs.utf8.count else { return false }
     var left = lhs.utf8.makeIterator()
     var right = rhs.utf8.makeIterator()
     while true {

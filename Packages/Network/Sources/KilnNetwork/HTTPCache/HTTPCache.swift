@@ -20,6 +20,11 @@ import _KilnSynchronization
 /// unstored, and an entry that cannot be decoded (a corrupt or foreign value) is a miss and is
 /// removed.
 ///
+/// A fresh hit is a lookup: the cache keeps the decoded form of the entries it read or wrote
+/// last (up to 512, of at most 256 KB each) beside the store's bytes, and uses it only while
+/// the store still holds those very bytes. The store stays the source of truth: an entry
+/// changed by another process sharing the store, removed or expired is seen at once.
+///
 /// - Important: Entries are written with `expiresAt: .distantFuture` so that stale responses
 ///   stay available for revalidation and `stale-if-error`; bound the store by count or size.
 public final class HTTPCache: Sendable {
@@ -31,6 +36,12 @@ public final class HTTPCache: Sendable {
   public let now: @Sendable () -> Date
 
   private let store: any KeyValueStore<String, Data>
+  /// Reads an entry from ``store``: a closure made where the store's type is known, so that a
+  /// lookup in a store with an inlinable read path (`MemoryCache`) is specialised rather than
+  /// going through the generic protocol witness (a fifth of a fresh hit).
+  private let readEntry: @Sendable (String) async -> CacheEntry<Data>?
+  /// The decoded form of the entries read or written last.
+  let decoded = DecodedEntries()
   private let revalidations = KilnMutex<[String: Task<Void, Never>]>([:])
 
   /// Creates a cache over `store`.
@@ -40,14 +51,29 @@ public final class HTTPCache: Sendable {
   ///   - policy: The caching rules; a private cache by default.
   ///   - maximumVariants: How many `Vary` variants to keep per URL; 8 by default.
   ///   - now: The wall clock; `Date.init` by default.
-  public init(
+  @inlinable
+  public convenience init(
     store: some KeyValueStore<String, Data>,
     policy: HTTPCachePolicy = .private,
     maximumVariants: Int = 8,
     now: @escaping @Sendable () -> Date = Date.init
   ) {
+    self.init(
+      store: store, readEntry: { key in try? await store.entry(forKey: key) }, policy: policy,
+      maximumVariants: maximumVariants, now: now)
+  }
+
+  @usableFromInline
+  init(
+    store: any KeyValueStore<String, Data>,
+    readEntry: @escaping @Sendable (String) async -> CacheEntry<Data>?,
+    policy: HTTPCachePolicy,
+    maximumVariants: Int,
+    now: @escaping @Sendable () -> Date
+  ) {
     precondition(maximumVariants >= 1, "HTTPCache maximumVariants must be at least 1")
     self.store = store
+    self.readEntry = readEntry
     self.policy = policy
     self.maximumVariants = maximumVariants
     self.now = now
@@ -66,10 +92,14 @@ public final class HTTPCache: Sendable {
   /// is corrupt (it is then removed) or the store cannot be read.
   public func storedResponses(for url: URL) async -> [StoredHTTPResponse] {
     let key = Self.key(for: url)
-    guard let entry = try? await store.entry(forKey: key) else { return [] }
+    guard let entry = await readEntry(key) else { return [] }
+    if let variants = decoded.variants(forKey: key, bytes: entry.value) { return variants }
     do {
-      return try StoredResponseCodec.decode(entry.value)
+      let variants = try StoredResponseCodec.decode(entry.value)
+      decoded.remember(variants, decodedFrom: entry.value, forKey: key)
+      return variants
     } catch {
+      decoded.forget(key)
       try? await store.removeValue(forKey: key)
       return []
     }
@@ -103,19 +133,28 @@ public final class HTTPCache: Sendable {
     {
       variants.append(variant)
     }
-    try? await store.setValue(
-      StoredResponseCodec.encode(variants), forKey: Self.key(for: request.url), expiresAt: .distantFuture)
+    let key = Self.key(for: request.url)
+    let bytes = StoredResponseCodec.encode(variants)
+    do {
+      try await store.setValue(bytes, forKey: key, expiresAt: .distantFuture)
+      decoded.remember(variants, decodedFrom: bytes, forKey: key)
+    } catch {
+      decoded.forget(key)
+    }
   }
 
   /// Removes every stored response for `url`.
   public func invalidate(_ url: URL) async {
-    try? await store.removeValue(forKey: Self.key(for: url))
+    let key = Self.key(for: url)
+    decoded.forget(key)
+    try? await store.removeValue(forKey: key)
   }
 
   /// Removes every stored response.
   ///
   /// - Throws: When the store cannot be written.
   public func removeAll() async throws {
+    decoded.forgetAll()
     try await store.removeAll()
   }
 
