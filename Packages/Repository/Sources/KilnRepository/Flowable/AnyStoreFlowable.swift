@@ -126,11 +126,13 @@ struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
     let fetch = self.fetch
     return LoadingSnapshotSequence {
       let (coordinator, inbox) = registry.subscribe(param, source: source, fetch: fetch)
-      // The check that may skip activating (see FlowSubscriptionSource.next()), made here so
-      // that it is specialised; it captures nothing, so it allocates nothing.
-      return FlowSubscriptionSource(
-        coordinator: coordinator, inbox: inbox, forceRefresh: forceRefresh, fetch: fetch,
-        showsValidCache: { FlowCoordinator.showsValidCache($0) })
+      return SnapshotSource(inbox: inbox) {
+        // A valid memory cache already shown (the replay in the inbox): nothing to validate,
+        // so no hop onto the coordinator's actor.
+        if forceRefresh || !FlowCoordinator.showsValidCache(coordinator) {
+          await coordinator.activate(forceRefresh: forceRefresh, fetch: fetch)
+        }
+      }
     }
   }
 
@@ -157,48 +159,5 @@ struct FlowHandle<Param: Hashable & Sendable, Data: Sendable>: FlowHandling {
   @usableFromInline
   func update(_ newData: Data?) async {
     await withCoordinator { await $0.update(newData) }
-  }
-}
-
-/// One subscription to a param: activates the coordinator on the first `next()`, then reads
-/// its inbox; dropping it (with the iterator that owns it) unsubscribes.
-@usableFromInline
-final class FlowSubscriptionSource<Param: Hashable & Sendable, Data: Sendable>: SnapshotSource<Data> {
-  @usableFromInline let coordinator: FlowCoordinator<Param, Data>
-  @usableFromInline let inbox: SubscriberInbox<Data>
-  /// What the first `next()` activates the coordinator with; `nil` once it has.
-  @usableFromInline var activation: (forceRefresh: Bool, fetch: FlowCoordinator<Param, Data>.Fetch)?
-  /// `FlowCoordinator.showsValidCache(_:)`, specialised where the subscription was made
-  /// (this class's methods are not: they are called through the base class).
-  @usableFromInline let showsValidCache: (FlowCoordinator<Param, Data>) -> Bool
-
-  /// Inlinable, so that it is made specialised like the rest of a subscription.
-  @inlinable
-  init(
-    coordinator: FlowCoordinator<Param, Data>, inbox: SubscriberInbox<Data>, forceRefresh: Bool,
-    fetch: @escaping FlowCoordinator<Param, Data>.Fetch,
-    showsValidCache: @escaping (FlowCoordinator<Param, Data>) -> Bool
-  ) {
-    self.coordinator = coordinator
-    self.showsValidCache = showsValidCache
-    self.inbox = inbox
-    activation = (forceRefresh, fetch)
-    super.init()
-  }
-
-  override func next() async -> LoadingSnapshot<Data>? {
-    if let activation {
-      self.activation = nil
-      // A valid memory cache already shown (the replay in the inbox): nothing to validate,
-      // so no hop onto the coordinator's actor.
-      if activation.forceRefresh || !showsValidCache(coordinator) {
-        await coordinator.activate(forceRefresh: activation.forceRefresh, fetch: activation.fetch)
-      }
-    }
-    return await inbox.next()
-  }
-
-  deinit {
-    inbox.finish()
   }
 }

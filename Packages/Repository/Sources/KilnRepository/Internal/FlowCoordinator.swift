@@ -132,6 +132,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   // MARK: - Operations
 
   /// A new subscriber arrived: validate (or refetch) without waiting for the fetch.
+  @usableFromInline
   func activate(forceRefresh: Bool, fetch: @escaping Fetch) async {
     guard forceRefresh else {
       _ = await ensureValid(fetch)

@@ -73,6 +73,7 @@ final class SubscriberInbox<Data: Sendable>: Sendable {
 
   /// Ends the inbox: a waiting subscriber gets `nil`, the buffer is dropped, and `onFinish`
   /// is called (once, whoever finishes first).
+  @usableFromInline
   func finish() {
     let (waiter, onFinish) = state.withLock { state in
       state.isFinished = true
@@ -90,6 +91,10 @@ final class SubscriberInbox<Data: Sendable>: Sendable {
 
   /// The next snapshot, waiting for one if none is buffered; `nil` once finished or once the
   /// calling task is cancelled (which finishes the inbox). Called by one task at a time.
+  ///
+  /// Inlinable, so that it specialises where the subscription is iterated (see
+  /// ``LoadingStateSequence/AsyncIterator/next()``).
+  @inlinable
   func next() async -> Snapshot? {
     if Task.isCancelled {
       finish()

@@ -65,9 +65,19 @@ public struct LoadingStateSequence<Content: Sendable>: AsyncSequence, Sendable {
 
   /// An iterator over the states.
   public struct AsyncIterator: AsyncIteratorProtocol {
-    let source: SnapshotSource<Content>
+    @usableFromInline let source: SnapshotSource<Content>
+
+    @usableFromInline
+    init(source: SnapshotSource<Content>) {
+      self.source = source
+    }
 
     /// The next state, or `nil` once the task is cancelled.
+    ///
+    /// Inlinable, with the source and the inbox under it, so that the receive path is
+    /// specialised for `Content` in the subscriber's module (unspecialised, a sixth of a
+    /// refresh delivered to many subscribers went to looking up type metadata).
+    @inlinable
     public mutating func next() async -> LoadingState<Content>? {
       // A snapshot in which only the pending changes moved repeats the state: skipped here.
       while let snapshot = await source.next() {
@@ -97,9 +107,15 @@ public struct LoadingSnapshotSequence<Content: Sendable>: AsyncSequence, Sendabl
 
   /// An iterator over the snapshots.
   public struct AsyncIterator: AsyncIteratorProtocol {
-    let source: SnapshotSource<Content>
+    @usableFromInline let source: SnapshotSource<Content>
+
+    @usableFromInline
+    init(source: SnapshotSource<Content>) {
+      self.source = source
+    }
 
     /// The next snapshot, or `nil` once the task is cancelled.
+    @inlinable
     public mutating func next() async -> LoadingSnapshot<Content>? {
       await source.next()
     }
@@ -113,24 +129,50 @@ public struct LoadingSnapshotSequence<Content: Sendable>: AsyncSequence, Sendabl
 
 /// One subscription's `next()`, owned by one iterator (so never shared between tasks).
 ///
-/// Not final: a repository subscription (``FlowSubscriptionSource``) overrides ``next()`` and
-/// keeps its state in stored properties, one object per subscription instead of a closure
-/// context and a box for each captured variable.
+/// Either a repository subscription, read from its ``SubscriberInbox`` after an activation
+/// run once, or a source that computes its snapshots (`mapContent`, `combineState`, a sequence
+/// of states). Final, with an inlinable ``next()``, so that a repository subscription's
+/// receive path specialises where it is iterated; the activation is a closure made where the
+/// subscription is (specialised there too).
 @usableFromInline
-class SnapshotSource<Content: Sendable> {
-  private let nextSnapshot: (() async -> LoadingSnapshot<Content>?)?
+final class SnapshotSource<Content: Sendable> {
+  /// The inbox of a repository subscription; `nil` for a computing source.
+  @usableFromInline let inbox: SubscriberInbox<Content>?
+  /// Run before the first snapshot is read from ``inbox``: it activates the param's
+  /// coordinator. `nil` once it has run.
+  @usableFromInline var activation: (() async -> Void)?
+  /// The next snapshot of a computing source.
+  @usableFromInline let nextSnapshot: (() async -> LoadingSnapshot<Content>?)?
 
+  /// A source computing its snapshots with `next`.
   init(_ next: @escaping () async -> LoadingSnapshot<Content>?) {
+    inbox = nil
+    activation = nil
     nextSnapshot = next
   }
 
-  /// For subclasses, which override ``next()``.
-  @usableFromInline
-  init() {
+  /// A repository subscription: `activation` once, then `inbox`; dropping the source
+  /// finishes the inbox (unsubscribes).
+  @inlinable
+  init(inbox: SubscriberInbox<Content>, activation: @escaping () async -> Void) {
+    self.inbox = inbox
+    self.activation = activation
     nextSnapshot = nil
   }
 
+  @inlinable
   func next() async -> LoadingSnapshot<Content>? {
-    await nextSnapshot?()
+    if let inbox {
+      if let activation {
+        self.activation = nil
+        await activation()
+      }
+      return await inbox.next()
+    }
+    return await nextSnapshot?()
+  }
+
+  deinit {
+    inbox?.finish()
   }
 }
