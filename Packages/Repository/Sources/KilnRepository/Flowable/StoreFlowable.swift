@@ -13,7 +13,8 @@ public protocol StoreFlowable<Data>: Sendable {
   associatedtype Data: Sendable
 
   /// The loading state: the current state first, then every change, until the iterating
-  /// task is cancelled. Subscribing validates the cache (fetching when it is empty or
+  /// task is cancelled (a subscriber more than 64 changes behind skips the oldest it has not
+  /// read: see ``LoadingStateSequence``). Subscribing validates the cache (fetching when it is empty or
   /// expired); every subscriber of a param shares one fetch.
   ///
   /// - Parameter forceRefresh: Fetch even when the cache is valid.

@@ -3,6 +3,11 @@ public import _KilnSynchronization
 /// The snapshots one subscriber has not read yet, and its task while it waits for one: what
 /// the ``Broadcaster`` delivers to, in place of an `AsyncStream` per subscriber.
 ///
+/// Bounded, newest wins: a subscriber that falls more than ``capacity`` snapshots behind
+/// loses the oldest it has not read, so a subscriber that stops reading holds at most that
+/// many and never slows the others (a delivery is a resumption or an append, in constant
+/// time). One that keeps up gets every snapshot, in order.
+///
 /// One object and one lock per subscriber, specialised with the rest of a subscription where
 /// it is made. An `AsyncStream` costs three objects and a growable buffer per subscriber, and
 /// runs the standard library's unspecialised generic code on every yield and `next()` (about
@@ -16,6 +21,9 @@ public import _KilnSynchronization
 @usableFromInline
 final class SubscriberInbox<Data: Sendable>: Sendable {
   @usableFromInline typealias Snapshot = LoadingSnapshot<Data>
+
+  /// The most snapshots kept unread.
+  static var capacity: Int { 64 }
 
   @usableFromInline
   struct State {
@@ -32,6 +40,19 @@ final class SubscriberInbox<Data: Sendable>: Sendable {
     init(replay: Snapshot?, onFinish: @escaping @Sendable () -> Void) {
       if let replay { buffer = [replay] }
       self.onFinish = onFinish
+    }
+
+    /// Appends `snapshot`, dropping the oldest unread one when `limit` are unread already.
+    mutating func append(_ snapshot: Snapshot, keepingAtMost limit: Int) {
+      if buffer.count - head >= limit {
+        head += 1
+        // Reclaim the dropped slots once they are as many as the kept ones.
+        if head >= limit {
+          buffer.removeFirst(head)
+          head = 0
+        }
+      }
+      buffer.append(snapshot)
     }
 
     /// The oldest snapshot not read, removed.
@@ -65,7 +86,7 @@ final class SubscriberInbox<Data: Sendable>: Sendable {
         state.waiter = nil
         return waiter
       }
-      state.buffer.append(snapshot)
+      state.append(snapshot, keepingAtMost: Self.capacity)
       return nil
     }
     waiter?.resume(returning: snapshot)

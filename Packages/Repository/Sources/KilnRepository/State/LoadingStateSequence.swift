@@ -8,6 +8,10 @@
 ///
 /// The sequence ends when the task iterating it is cancelled. Each iteration is its own
 /// subscription: iterating twice subscribes twice.
+///
+/// A subscriber that keeps up gets every change, in order. One that falls more than 64 changes
+/// behind (it stopped reading, or reads slowly) skips the oldest it has not read: newest
+/// wins, so a slow subscriber holds at most 64 states and never slows the others.
 public struct LoadingStateSequence<Content: Sendable>: AsyncSequence, Sendable {
   public typealias Element = LoadingState<Content>
   public typealias Failure = Never
