@@ -95,6 +95,151 @@ public struct CacheControl: Sendable, Hashable {
     parse(value)
   }
 
+  /// Parses the values of one targeted cache-control field (RFC 9213, such as
+  /// `CDN-Cache-Control`): a structured-field dictionary (RFC 8941) of the same directives.
+  ///
+  /// Member parameters are ignored, a member whose value is the boolean false (`?0`) is
+  /// absent, and one whose value is true (`?1`) or missing is present without an argument.
+  ///
+  /// - Parameter values: The field's lines.
+  /// - Returns: The directives; `nil` when the field is empty or is not a valid dictionary, so
+  ///   that the cache falls back to `Cache-Control` (RFC 9213 §2.1).
+  init?(targeted values: [String]) {
+    var members: [String] = []
+    for value in values { HTTPHeaders.splitList(value, into: &members) }
+    var normalized: [String] = []
+    for member in members {
+      // The member, then its parameters: `;`-separated outside quoted strings.
+      var segments: [ArraySlice<UInt8>] = []
+      let bytes = Array(member.utf8)
+      var start = 0
+      var quoted = false
+      var escaped = false
+      for (index, byte) in bytes.enumerated() {
+        if escaped {
+          escaped = false
+        } else if quoted && byte == UInt8(ascii: "\\") {
+          escaped = true
+        } else if byte == UInt8(ascii: "\"") {
+          quoted.toggle()
+        } else if !quoted && byte == UInt8(ascii: ";") {
+          segments.append(bytes[start..<index])
+          start = index + 1
+        }
+      }
+      segments.append(bytes[start...])
+      // Parameters are ignored, but must be well formed: `key` or `key=bare-item`.
+      for parameter in segments.dropFirst() {
+        let parameter = parameter.drop { $0 == UInt8(ascii: " ") }
+        let equals = parameter.firstIndex(of: UInt8(ascii: "=")) ?? parameter.endIndex
+        guard Self.isStructuredKey(parameter[..<equals]) else { return nil }
+        if equals < parameter.endIndex {
+          guard Self.isStructuredBareItem(parameter[parameter.index(after: equals)...]) else { return nil }
+        }
+      }
+      let item = segments[0]
+      let keyEnd = item.firstIndex(of: UInt8(ascii: "=")) ?? item.endIndex
+      let key = item[..<keyEnd]
+      guard Self.isStructuredKey(key) else { return nil }
+      let name = String(decoding: key, as: UTF8.self)
+      guard keyEnd < item.endIndex else {
+        // A bare key is the boolean true: the wrong type for a directive that takes a number.
+        guard !Self.integerDirectives.contains(name) else { return nil }
+        normalized.append(name)
+        continue
+      }
+      let value = item[item.index(after: keyEnd)...]
+      guard Self.isStructuredBareItem(value), Self.hasExpectedType(value, for: name) else { return nil }
+      if value.elementsEqual("?0".utf8) { continue }
+      if value.elementsEqual("?1".utf8) {
+        normalized.append(name)
+      } else {
+        normalized.append(name + "=" + String(decoding: value, as: UTF8.self))
+      }
+    }
+    guard !members.isEmpty else { return nil }
+    self.init()
+    for member in normalized { parse(member) }
+  }
+
+  /// The directives whose value is a number of seconds: an integer in a targeted field.
+  private static let integerDirectives: Set<String> = [
+    "max-age", "s-maxage", "stale-while-revalidate", "stale-if-error", "min-fresh",
+  ]
+
+  /// The directives that are flags: a boolean (or a bare key) in a targeted field.
+  private static let flagDirectives: Set<String> = [
+    "no-store", "no-transform", "must-revalidate", "proxy-revalidate", "must-understand", "public",
+    "immutable", "only-if-cached",
+  ]
+
+  /// Whether `value` has the type RFC 9213 gives directive `name` in a targeted field: an
+  /// integer for a number of seconds, a string (of field names) or a boolean for `no-cache`
+  /// and `private`, a boolean for a flag; any type for an extension. A field with a member of
+  /// the wrong type is invalid as a whole, so that the cache falls back to `Cache-Control`.
+  private static func hasExpectedType(_ value: ArraySlice<UInt8>, for name: String) -> Bool {
+    let first = value.first
+    let isBoolean = first == UInt8(ascii: "?")
+    if integerDirectives.contains(name) {
+      let isNumber = first == UInt8(ascii: "-") || (first.map { $0 >= 0x30 && $0 <= 0x39 } ?? false)
+      return isNumber && !value.contains(UInt8(ascii: "."))
+    }
+    if name == "no-cache" || name == "private" { return isBoolean || first == UInt8(ascii: "\"") }
+    if flagDirectives.contains(name) { return isBoolean }
+    return true
+  }
+
+  /// An RFC 8941 key: a lowercase letter or `*`, then lowercase letters, digits, `_`, `-`,
+  /// `.` or `*`.
+  private static func isStructuredKey(_ key: ArraySlice<UInt8>) -> Bool {
+    guard let first = key.first, (first >= 0x61 && first <= 0x7A) || first == UInt8(ascii: "*") else {
+      return false
+    }
+    return key.dropFirst().allSatisfy { byte in
+      (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || "_-.*".utf8.contains(byte)
+    }
+  }
+
+  /// An RFC 8941 bare item: an integer, a decimal, a string, a token, a byte sequence or a
+  /// boolean.
+  private static func isStructuredBareItem(_ item: ArraySlice<UInt8>) -> Bool {
+    guard let first = item.first else { return false }
+    func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+    func isAlpha(_ byte: UInt8) -> Bool { (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A }
+    switch first {
+    case UInt8(ascii: "-"), 0x30...0x39:
+      let number = first == UInt8(ascii: "-") ? item.dropFirst() : item[...]
+      let parts = number.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+      guard parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(isDigit) }) else { return false }
+      return parts.count == 1 ? parts[0].count <= 15 : parts.count == 2 && parts[0].count <= 12 && parts[1].count <= 3
+    case UInt8(ascii: "\""):
+      guard item.count >= 2, item.last == UInt8(ascii: "\"") else { return false }
+      var escaped = false
+      for byte in item.dropFirst().dropLast() {
+        guard byte >= 0x20 && byte < 0x7F else { return false }
+        if escaped {
+          guard byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { return false }
+          escaped = false
+        } else if byte == UInt8(ascii: "\\") {
+          escaped = true
+        } else if byte == UInt8(ascii: "\"") {
+          return false
+        }
+      }
+      return !escaped
+    case UInt8(ascii: "?"):
+      return item.count == 2 && (item.last == UInt8(ascii: "0") || item.last == UInt8(ascii: "1"))
+    case UInt8(ascii: ":"):
+      guard item.count >= 2, item.last == UInt8(ascii: ":") else { return false }
+      return item.dropFirst().dropLast().allSatisfy { isAlpha($0) || isDigit($0) || "+/=".utf8.contains($0) }
+    default:
+      guard isAlpha(first) || first == UInt8(ascii: "*") else { return false }
+      return item.dropFirst().allSatisfy { byte in
+        isAlpha(byte) || isDigit(byte) || "!#$%&'*+-.^_`|~:/".utf8.contains(byte)
+      }
+    }
+  }
+
   /// Whether the headers carry no `Cache-Control` directive at all.
   public var isEmpty: Bool { storedDirectives.isEmpty }
 

@@ -39,6 +39,12 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   /// response forbids it (`must-revalidate`, `no-cache`, ...) or the request asks for a
   /// validated or younger response (`no-cache`, `max-age`, `min-fresh`). `true` by default.
   public var servesStaleWhenDisconnected: Bool
+  /// The targeted cache-control fields (RFC 9213) a shared cache obeys, highest precedence
+  /// first: the first one a response carries with a valid, non-empty value replaces its
+  /// `Cache-Control` and `Expires` in every decision of the cache (storing, freshness,
+  /// serving stale). `["CDN-Cache-Control"]` by default; put a field of your own first to
+  /// address a gateway apart from the CDNs in front of it. A private cache ignores them.
+  public var targetedFields: [String]
 
   /// Creates a policy.
   ///
@@ -49,10 +55,13 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   ///   - maximumHeuristicLifetime: The longest heuristic lifetime in seconds; none by default.
   ///   - servesStaleWhenDisconnected: Whether a stale response may be served when the origin
   ///     cannot be reached, beyond `stale-if-error`; `true` by default.
+  ///   - targetedFields: The targeted cache-control fields a shared cache obeys, highest
+  ///     precedence first; `["CDN-Cache-Control"]` by default.
   public init(
     isShared: Bool = false, heuristicFraction: Double = 0.1, maximumHeuristicLifetime: TimeInterval? = nil,
-    servesStaleWhenDisconnected: Bool = true
+    servesStaleWhenDisconnected: Bool = true, targetedFields: [String] = ["CDN-Cache-Control"]
   ) {
+    self.targetedFields = targetedFields
     self.isShared = isShared
     self.heuristicFraction = heuristicFraction
     self.maximumHeuristicLifetime = maximumHeuristicLifetime
@@ -79,6 +88,34 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   /// The statuses on which `stale-if-error` lets a stale response be served (RFC 5861 §4).
   public static let errorStatuses: Set<Int> = [500, 502, 503, 504]
 
+  // MARK: - Targeted fields (RFC 9213)
+
+  /// The directives this cache obeys in a response with `headers`: its first targeted field
+  /// (``targetedFields``) with a valid, non-empty value in a shared cache, else its
+  /// `Cache-Control`; `targeted` says which (a targeted field replaces `Expires` too).
+  func responseDirectives(of headers: HTTPHeaders) -> (directives: CacheControl, targeted: Bool) {
+    if isShared {
+      for name in targetedFields {
+        let values = headers.values(for: name)
+        if !values.isEmpty, let directives = CacheControl(targeted: values) { return (directives, true) }
+      }
+    }
+    return (CacheControl(headers), false)
+  }
+
+  /// ``responseDirectives(of:)`` for a stored response, from what it parsed when stored.
+  func directives(of stored: StoredHTTPResponse) -> (directives: CacheControl, targeted: Bool) {
+    if isShared, !stored.targetedCacheControls.isEmpty {
+      for name in targetedFields {
+        let name = HTTPHeaders.canonicalName(name)
+        if let found = stored.targetedCacheControls.first(where: { $0.name == name }) {
+          return (found.directives, true)
+        }
+      }
+    }
+    return (stored.cacheControl, false)
+  }
+
   // MARK: - Storing (RFC 9111 §3)
 
   /// Whether `response` to `request` may be stored (RFC 9111 §3).
@@ -94,7 +131,7 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     let status = response.status
     guard status >= 200, status != 206, status != 304 else { return false }
     let requestDirectives = CacheControl(request.headers)
-    let directives = CacheControl(response.headers)
+    let (directives, targeted) = responseDirectives(of: response.headers)
     if requestDirectives.noStore { return false }
     if directives.mustUnderstand {
       guard Self.understoodStatuses.contains(status) else { return false }
@@ -111,7 +148,7 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     }
     if response.headers.listElements(for: "Vary").contains("*") { return false }
     let isPrivate = directives.isPrivate || !directives.privateFields.isEmpty
-    return directives.isPublic || (isPrivate && !isShared) || response.headers.contains("Expires")
+    return directives.isPublic || (isPrivate && !isShared) || (!targeted && response.headers.contains("Expires"))
       || directives.maxAge != nil || (isShared && directives.sharedMaxAge != nil)
       || Self.heuristicallyCacheableStatuses.contains(status)
   }
@@ -136,7 +173,7 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     stored.headers = Self.removingHopByHopFields(response.headers)
     // Qualified `no-cache="..."` (and, in a shared cache, `private="..."`) name fields that may
     // not be reused without validation: they are not stored, so the rest can be.
-    let directives = CacheControl(response.headers)
+    let directives = responseDirectives(of: response.headers).directives
     for name in directives.noCacheFields + (isShared ? directives.privateFields : []) {
       stored.headers.remove(name)
     }
@@ -151,10 +188,10 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   /// ``heuristicFraction`` of the time between `Last-Modified` and `Date` for heuristically
   /// cacheable statuses or `public` responses; else `0`.
   public func freshnessLifetime(of stored: StoredHTTPResponse) -> TimeInterval {
-    let directives = stored.cacheControl
+    let (directives, targeted) = self.directives(of: stored)
     if isShared, let sharedMaxAge = directives.sharedMaxAge { return TimeInterval(sharedMaxAge) }
     if let maxAge = directives.maxAge { return TimeInterval(maxAge) }
-    if let expires = stored.expires { return max(0, expires.timeIntervalSince(stored.dateValue)) }
+    if !targeted, let expires = stored.expires { return max(0, expires.timeIntervalSince(stored.dateValue)) }
     guard heuristicFraction > 0, let lastModified = stored.lastModified,
       directives.isPublic || Self.heuristicallyCacheableStatuses.contains(stored.response.status)
     else { return 0 }
@@ -181,7 +218,7 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   /// Whether `stored` may never be served stale: `must-revalidate` or `no-cache`, and in a shared
   /// cache `proxy-revalidate` or `s-maxage` (RFC 9111 §5.2.2).
   public func forbidsStale(_ stored: StoredHTTPResponse) -> Bool {
-    let directives = stored.cacheControl
+    let directives = self.directives(of: stored).directives
     return directives.mustRevalidate || directives.noCache
       || (isShared && (directives.proxyRevalidate || directives.sharedMaxAge != nil))
   }
@@ -224,8 +261,9 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     }
     let lifetime = freshnessLifetime(of: stored)
     let age = currentAge(of: stored, at: now)
+    let directives = self.directives(of: stored).directives
     let reason: HTTPCacheStatus.Forward
-    if stored.cacheControl.noCache {
+    if directives.noCache {
       reason = .stale
     } else if requestDirectives.noCache
       || (requestDirectives.isEmpty && request.headers.listElements(for: "Pragma").contains { $0 == "no-cache" })
@@ -241,7 +279,7 @@ public struct HTTPCachePolicy: Sendable, Hashable {
       reason = .stale
     } else if let maxStale = requestDirectives.maxStale, age - lifetime <= TimeInterval(maxStale) {
       return .serve(answeringPreconditions(of: request, with: servedResponse(stored, age: age, lifetime: lifetime)))
-    } else if let window = stored.cacheControl.staleWhileRevalidate, age - lifetime <= TimeInterval(window),
+    } else if let window = directives.staleWhileRevalidate, age - lifetime <= TimeInterval(window),
       !requestDirectives.onlyIfCached
     {
       let response = servedResponse(stored, age: age, lifetime: lifetime, detail: "stale-while-revalidate")
@@ -442,7 +480,7 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     let requestDirectives = CacheControl(request.headers)
     let lifetime = freshnessLifetime(of: stored)
     let age = currentAge(of: stored, at: now)
-    if let window = [stored.cacheControl.staleIfError, requestDirectives.staleIfError].compactMap({ $0 }).max(),
+    if let window = [directives(of: stored).directives.staleIfError, requestDirectives.staleIfError].compactMap({ $0 }).max(),
       age - lifetime <= TimeInterval(window)
     {
       return servedResponse(

@@ -29,12 +29,14 @@ public struct StoredHTTPResponse: Sendable, Hashable {
     let lastModified: Date?
     let entityTag: String?
     let varyNames: [String]
+    let targeted: [(name: String, directives: CacheControl)]
 
     init(
       response: HTTPResponse, requestTime: Date, responseTime: Date, varyValues: [String: String],
       cacheControl: CacheControl, dateValue: Date, ageValue: Int, expires: Date?, lastModified: Date?,
-      entityTag: String?, varyNames: [String]
+      entityTag: String?, varyNames: [String], targeted: [(name: String, directives: CacheControl)]
     ) {
+      self.targeted = targeted
       self.response = response
       self.requestTime = requestTime
       self.responseTime = responseTime
@@ -50,6 +52,10 @@ public struct StoredHTTPResponse: Sendable, Hashable {
   }
 
   private let storage: Storage
+
+  /// The valid targeted cache-control fields of the response (RFC 9213: `CDN-Cache-Control`
+  /// and any other `*-Cache-Control`), parsed once, by lowercased name.
+  var targetedCacheControls: [(name: String, directives: CacheControl)] { storage.targeted }
 
   /// The stored response, headers as received (minus hop-by-hop fields).
   public var response: HTTPResponse { storage.response }
@@ -124,7 +130,20 @@ public struct StoredHTTPResponse: Sendable, Hashable {
       response: response, requestTime: requestTime, responseTime: responseTime, varyValues: values,
       cacheControl: cacheControl, dateValue: dateValue, ageValue: ageValue, expires: expires,
       lastModified: headers.first("Last-Modified").flatMap(HTTPDate.parse), entityTag: headers.first("ETag"),
-      varyNames: varyNames)
+      varyNames: varyNames, targeted: Self.targetedCacheControls(of: headers))
+  }
+
+  /// Every valid targeted cache-control field of `headers` (a name ending in
+  /// `-cache-control`), by lowercased name, in the order they first appear.
+  static func targetedCacheControls(of headers: HTTPHeaders) -> [(name: String, directives: CacheControl)] {
+    var names: [String] = []
+    for field in headers {
+      let utf8 = field.name.utf8
+      guard utf8.count > 14 else { continue }
+      let name = HTTPHeaders.canonicalName(field.name)
+      if name.hasSuffix("-cache-control"), !names.contains(name) { names.append(name) }
+    }
+    return names.compactMap { name in CacheControl(targeted: headers.values(for: name)).map { (name, $0) } }
   }
 
   /// The request's values of the fields in `names`, normalised (every field line joined with

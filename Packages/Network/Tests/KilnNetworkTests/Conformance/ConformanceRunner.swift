@@ -118,11 +118,13 @@ final class ConformanceRunner: Sendable {
   }
 
   /// The outcome of one scenario: `nil` when it passed, else why not.
-  func run(_ scenario: ConformanceScenario, server: TestServer, base: any Transport) async -> String? {
+  func run(
+    _ scenario: ConformanceScenario, server: TestServer, base: any Transport, policy: HTTPCachePolicy = .private
+  ) async -> String? {
     let id = UUID().uuidString.lowercased()
     scripts.withLock { $0[id] = Script(steps: scenario.steps) }
     defer { _ = scripts.withLock { $0.removeValue(forKey: id) } }
-    let cache = HTTPCache(store: MemoryCache<String, Data>(entryLifetime: nil), policy: .private, now: now.provider)
+    let cache = HTTPCache(store: MemoryCache<String, Data>(entryLifetime: nil), policy: policy, now: now.provider)
     let handler = NetworkHandler(
       transport: cachingTransport(base, in: cache), retryPolicy: .never, validation: .all, now: now.provider)
     var responses: [HTTPResponse] = []

@@ -37,6 +37,38 @@ struct HTTPCacheConformanceTests {
   }
 
   @Test(
+    "Conformance: the required CDN-Cache-Control scenarios (RFC 9213) pass in a shared cache",
+    arguments: TransportKind.allCases)
+  func targetedCacheControl(kind: TransportKind) async throws {
+    let scenarios = ConformanceSuite.cdn
+    let runner = ConformanceRunner()
+    let server = try await TestServer.start { request in runner.answer(request) }
+    var outcomes: [String: String?] = [:]
+    try await kind.withTransport { base in
+      for scenario in scenarios {
+        outcomes[scenario.id] = await runner.run(scenario, server: server, base: base, policy: .shared)
+      }
+    }
+    try await server.stop()
+    let byID = Dictionary(uniqueKeysWithValues: scenarios.map { ($0.id, $0) })
+    func passes(_ id: String) -> Bool {
+      guard let scenario = byID[id] else { return false }
+      return outcomes[id] == .some(nil) && scenario.dependsOn.allSatisfy(passes)
+    }
+    let required = scenarios.filter { $0.kind == .required }
+    let failing = required.filter { !passes($0.id) }.map(\.id)
+    let optimal = scenarios.filter { $0.kind == .optimal }
+    print(
+      "HTTP cache conformance: passed \(required.count - failing.count) of \(required.count) required "
+        + "CDN-Cache-Control tests, \(optimal.filter { passes($0.id) }.count) of \(optimal.count) optimal "
+        + "(shared cache, \(kind.rawValue)); checks not passed: "
+        + scenarios.filter { $0.kind == .check && !passes($0.id) }.map(\.id).joined(separator: ", "))
+    #expect(required.count == 10)
+    #expect(failing.isEmpty, "failing: \(failing.map { "\($0): \(outcomes[$0].flatMap { $0 } ?? "a dependency fails")" })")
+    #expect(optimal.allSatisfy { passes($0.id) })
+  }
+
+  @Test(
     "Conformance: the required private-cache scenarios pass, except the known failures",
     arguments: TransportKind.allCases)
   func conformance(kind: TransportKind) async throws {
