@@ -19,8 +19,9 @@ public enum HTTPDate {
 
   /// Parses an HTTP date in any of its three forms.
   ///
-  /// The day name is not checked against the date (recipients ignore it in practice); a
-  /// two-digit RFC 850 year is read as the year in the past 50 years that ends in those digits
+  /// Names are read in any letter case (`nov`, `gmt`): the forms are case-sensitive, but RFC
+  /// 9111 §4.2 asks a cache to match them case-insensitively. The day name is not checked
+  /// against the date (recipients ignore it in practice); a two-digit RFC 850 year is read as the year in the past 50 years that ends in those digits
   /// (RFC 9110 §5.6.7). Leading and trailing whitespace is ignored.
   ///
   /// - Parameter text: The field value.
@@ -219,8 +220,9 @@ public enum HTTPDate {
     /// A three-letter month name, case-sensitive as the grammar requires.
     mutating func month() -> Int? {
       guard position + 3 <= bytes.count else { return nil }
-      let name = String(decoding: bytes[position..<position + 3], as: UTF8.self)
-      guard let index = HTTPDate.monthNames.firstIndex(of: name) else { return nil }
+      // ASCII letters in any case (RFC 9111 §4.2): `nov` and `NOV` are November.
+      let name = String(decoding: bytes[position..<position + 3].map { $0 | 0x20 }, as: UTF8.self)
+      guard let index = HTTPDate.monthNames.firstIndex(where: { $0.lowercased() == name }) else { return nil }
       position += 3
       return index + 1
     }
@@ -233,7 +235,11 @@ public enum HTTPDate {
     }
 
     mutating func gmt() -> Bool {
-      take(UInt8(ascii: "G")) && take(UInt8(ascii: "M")) && take(UInt8(ascii: "T"))
+      guard position + 3 <= bytes.count,
+        bytes[position..<position + 3].map({ $0 | 0x20 }).elementsEqual("gmt".utf8)
+      else { return false }
+      position += 3
+      return true
     }
   }
 }

@@ -480,7 +480,8 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     let requestDirectives = CacheControl(request.headers)
     let lifetime = freshnessLifetime(of: stored)
     let age = currentAge(of: stored, at: now)
-    if let window = [directives(of: stored).directives.staleIfError, requestDirectives.staleIfError].compactMap({ $0 }).max(),
+    let responseWindow = directives(of: stored).directives.staleIfError
+    if let window = [responseWindow, requestDirectives.staleIfError].compactMap({ $0 }).max(),
       age - lifetime <= TimeInterval(window)
     {
       return servedResponse(

@@ -12,7 +12,8 @@ extension ConformanceSuite {
       .twoStep("cdn-max-age", .optimal, dependsOn: none, [cdn("max-age=3600")], then: .cached),
       .twoStep("cdn-max-age-max", .optimal, dependsOn: none, [cdn("max-age=2147483648")], then: .cached),
       .twoStep("cdn-max-age-max-plus", .optimal, dependsOn: none, [cdn("max-age=99999999999")], then: .cached),
-      .twoStep("cdn-max-age-age", dependsOn: maxAge, [("Date", 0), cdn("max-age=3600"), ("Age", "7200")], then: .notCached),
+      .twoStep(
+        "cdn-max-age-age", dependsOn: maxAge, [("Date", 0), cdn("max-age=3600"), ("Age", "7200")], then: .notCached),
       .twoStep(
         "cdn-max-age-space-before-equals", .check, dependsOn: maxAge,
         [("Cache-Control", "max-age=1"), cdn("max-age =100")], then: .notCached),
@@ -32,7 +33,8 @@ extension ConformanceSuite {
         "cdn-max-age-0-expires", dependsOn: maxAge, [cdn("max-age=0"), ("Expires", 10_000), ("Date", 0)],
         then: .notCached),
       .twoStep(
-        "cdn-max-age-short-cc-max-age", .optimal, dependsOn: maxAge, [("Cache-Control", "max-age=1"), cdn("max-age=3600")],
+        "cdn-max-age-short-cc-max-age", .optimal, dependsOn: maxAge,
+        [("Cache-Control", "max-age=1"), cdn("max-age=3600")],
         then: .cached),
       .twoStep(
         "cdn-max-age-long-cc-max-age", dependsOn: maxAge, [("Cache-Control", "max-age=3600"), cdn("max-age=1")],

@@ -64,7 +64,8 @@ struct HTTPCacheConformanceTests {
         + "(shared cache, \(kind.rawValue)); checks not passed: "
         + scenarios.filter { $0.kind == .check && !passes($0.id) }.map(\.id).joined(separator: ", "))
     #expect(required.count == 10)
-    #expect(failing.isEmpty, "failing: \(failing.map { "\($0): \(outcomes[$0].flatMap { $0 } ?? "a dependency fails")" })")
+    #expect(
+      failing.isEmpty, "failing: \(failing.map { "\($0): \(outcomes[$0].flatMap { $0 } ?? "a dependency fails")" })")
     #expect(optimal.allSatisfy { passes($0.id) })
   }
 

@@ -75,10 +75,22 @@ struct HTTPDateTests {
   }
 
   @Test(
+    "month and zone names are read in any case, as RFC 9111 §4.2 asks of a cache",
+    arguments: [
+      "Sun, 06 nov 1994 08:49:37 GMT", "Sun, 06 NOV 1994 08:49:37 gmt", "sunday, 06-nOv-94 08:49:37 Gmt",
+      "sun NOV  6 08:49:37 1994",
+    ]
+  )
+  func anyCase(text: String) {
+    #expect(HTTPDate.parse(text) == Self.reference)
+  }
+
+  @Test(
     "anything else is not a date",
     arguments: [
       "", "0", "-1", "Sun, 06 Nov 1994 08:49:37", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 6 Nov 1994 08:49:37 GMT",
-      "Sun, 06 nov 1994 08:49:37 GMT", "Sun, 31 Feb 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT",
+      "Sun, 06 Nvo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMX", "Sun, 31 Feb 1994 08:49:37 GMT",
+      "Sun, 06 Nov 1994 24:00:00 GMT",
       "Sun, 06 Nov 1994 08:49:37 GMT trailing", "Sunday, 06 Nov 1994 08:49:37 GMT", "Sun Nov 6 08:49:37 1994",
       "Sun, 06 Nov 1994 08:49:37 GMT\u{0}", "😀, 06 Nov 1994 08:49:37 GMT",
     ]

@@ -92,21 +92,24 @@ struct HTTPCachePolicyTargetedTests {
   func decisions() throws {
     let fresh = try #require(stored(["Cache-Control": "no-cache", "CDN-Cache-Control": "max-age=60"], policy: shared))
     #expect(shared.decision(for: getRequest(), stored: fresh, now: t0.plus(30)).servedResponse != nil)
-    #expect(HTTPCachePolicy.private.decision(for: getRequest(), stored: fresh, now: t0.plus(30)).forwardReason == .stale)
+    #expect(
+      HTTPCachePolicy.private.decision(for: getRequest(), stored: fresh, now: t0.plus(30)).forwardReason == .stale)
 
     let validate = try #require(
       stored(["Cache-Control": "max-age=60", "CDN-Cache-Control": "no-cache, max-age=60"], policy: shared))
     #expect(shared.decision(for: getRequest(), stored: validate, now: t0.plus(30)).forwardReason == .stale)
 
     let revalidate = try #require(
-      stored(["Cache-Control": "max-age=1", "CDN-Cache-Control": "max-age=1, stale-while-revalidate=60"], policy: shared))
+      stored(
+        ["Cache-Control": "max-age=1", "CDN-Cache-Control": "max-age=1, stale-while-revalidate=60"], policy: shared))
     #expect(shared.decision(for: getRequest(), stored: revalidate, now: t0.plus(30)).isServeStale)
   }
 
   @Test("a shared HTTPCache over a store applies the targeted field end to end")
   func throughTheCache() async throws {
     let origin = StubTransport(replies: [
-      .status(200, headers: ["Cache-Control": "private", "CDN-Cache-Control": "public, max-age=60"], body: Data("a".utf8))
+      .status(
+        200, headers: ["Cache-Control": "private", "CDN-Cache-Control": "public, max-age=60"], body: Data("a".utf8))
     ])
     let cache = HTTPCache(store: SpyKeyValueStore<String, Data>(), policy: .shared)
     let transport = origin.caching(in: cache)
