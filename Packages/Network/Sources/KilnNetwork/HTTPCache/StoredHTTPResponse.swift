@@ -63,8 +63,9 @@ public struct StoredHTTPResponse: Sendable, Hashable {
   public var requestTime: Date { storage.requestTime }
   /// When the response was received (`response_time` of RFC 9111 §4.2.3).
   public var responseTime: Date { storage.responseTime }
-  /// The request's values of the header fields named by the response's `Vary`, keyed by
-  /// lowercased name; a field the request did not carry has no key.
+  /// The request's values of the header fields named by the response's `Vary`, normalised
+  /// as requests are compared (list members trimmed; the `Accept` fields lowercased and
+  /// sorted), keyed by lowercased name; a field the request did not carry has no key.
   public var varyValues: [String: String] { storage.varyValues }
 
   /// The response's parsed `Cache-Control`.
@@ -120,7 +121,8 @@ public struct StoredHTTPResponse: Sendable, Hashable {
     let varyNames = names.contains("*") ? ["*"] : names
     let values: [String: String]
     if let varyValues {
-      values = varyValues
+      // Normalised again: an entry stored before normalisation changed compares as it would now.
+      values = Dictionary(uniqueKeysWithValues: varyValues.map { ($0, Self.normalizedVaryValue([$1], for: $0)) })
     } else if let request {
       values = Self.varyValues(of: request, names: varyNames)
     } else {
@@ -146,25 +148,52 @@ public struct StoredHTTPResponse: Sendable, Hashable {
     return names.compactMap { name in CacheControl(targeted: headers.values(for: name)).map { (name, $0) } }
   }
 
-  /// The request's values of the fields in `names`, normalised (every field line joined with
-  /// `", "`), keyed by lowercased name.
+  /// The request's values of the fields in `names`, normalised (``normalizedVaryValue(_:for:)``),
+  /// keyed by lowercased name.
   static func varyValues(of request: HTTPRequest, names: [String]) -> [String: String] {
     var values: [String: String] = [:]
     for name in names where name != "*" {
       let lines = request.headers.values(for: name)
-      if !lines.isEmpty { values[name] = lines.joined(separator: ", ") }
+      if !lines.isEmpty { values[name] = normalizedVaryValue(lines, for: name) }
     }
     return values
   }
 
+  /// The fields whose list members are case-insensitive and whose order carries no meaning
+  /// (preference is given by `q` parameters): their members are compared sorted and
+  /// lowercased.
+  private static let unorderedFields: Set<String> = ["accept", "accept-charset", "accept-encoding", "accept-language"]
+
+  /// The value of a field a response varies on, in the form two requests are compared in
+  /// (RFC 9111 §4.1): its lines combined, its list members trimmed and joined with `", "`;
+  /// for `Accept`, `Accept-Charset`, `Accept-Encoding` and `Accept-Language`, the members
+  /// also lowercased, without whitespace around `;` and `=`, and sorted. So `en, de`,
+  /// `de,en` and ` eN ,  De` select the same stored response.
+  static func normalizedVaryValue(_ lines: [String], for name: String) -> String {
+    var members: [String] = []
+    for line in lines { HTTPHeaders.splitList(line, into: &members) }
+    if unorderedFields.contains(name) {
+      members = members.map { member in
+        guard !member.utf8.contains(UInt8(ascii: "\"")) else { return member }
+        var compact: [UInt8] = []
+        for byte in member.utf8 where byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t") {
+          compact.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
+        }
+        return String(decoding: compact, as: UTF8.self)
+      }.sorted()
+    }
+    return members.joined(separator: ", ")
+  }
+
   /// Whether this stored response may answer `request` as far as `Vary` is concerned
-  /// (RFC 9111 §4.1): every field it varies on has the same value in both; never for `Vary: *`.
+  /// (RFC 9111 §4.1): every field it varies on has the same normalised value in both
+  /// (``normalizedVaryValue(_:for:)``); never for `Vary: *`.
   public func matchesVary(of request: HTTPRequest) -> Bool {
     if varyNames.isEmpty { return true }
     for name in varyNames {
       if name == "*" { return false }
       let lines = request.headers.values(for: name)
-      let value: String? = lines.isEmpty ? nil : lines.joined(separator: ", ")
+      let value: String? = lines.isEmpty ? nil : Self.normalizedVaryValue(lines, for: name)
       if value != varyValues[name] { return false }
     }
     return true

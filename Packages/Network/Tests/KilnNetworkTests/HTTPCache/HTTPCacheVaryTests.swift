@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+@testable import KilnNetwork
+
+/// Two requests select the same stored response when the fields it varies on are equal once
+/// normalised (RFC 9111 §4.1): lines combined, whitespace dropped where the syntax allows it,
+/// and for the `Accept` family, case and order ignored.
+@Suite("HTTPCache Vary normalisation")
+struct HTTPCacheVaryTests {
+  func stored(varyingOn name: String, _ value: String) -> StoredHTTPResponse {
+    storedResponse(["Cache-Control": "max-age=60", "Vary": name], request: getRequest([name: value]))
+  }
+
+  @Test(
+    "Accept-Language in another order, case or spacing selects the same response",
+    arguments: ["de, en", "eN, De", " en ,   de", "en,de", "DE,EN"])
+  func acceptLanguage(value: String) {
+    #expect(stored(varyingOn: "Accept-Language", "en, de").matchesVary(of: getRequest(["Accept-Language": value])))
+  }
+
+  @Test("other Accept-Language values, and q parameters that differ, select another response")
+  func acceptLanguageDiffers() {
+    let stored = stored(varyingOn: "Accept-Language", "en, de")
+    #expect(!stored.matchesVary(of: getRequest(["Accept-Language": "en"])))
+    #expect(!stored.matchesVary(of: getRequest(["Accept-Language": "en, fr"])))
+    let weighted = self.stored(varyingOn: "Accept-Language", "en;q=0.5, de")
+    #expect(weighted.matchesVary(of: getRequest(["Accept-Language": "de, EN ; q = 0.5"])))
+    #expect(!weighted.matchesVary(of: getRequest(["Accept-Language": "de, en;q=0.6"])))
+  }
+
+  @Test("any field: spaces around members and split lines do not matter, order and case do")
+  func otherFields() {
+    let stored = stored(varyingOn: "Foo", "1,2")
+    #expect(stored.matchesVary(of: getRequest(["Foo": " 1, 2 "])))
+    #expect(stored.matchesVary(of: HTTPRequest(url: exampleURL, headers: HTTPHeaders([("Foo", "1"), ("Foo", "2")]))))
+    #expect(!stored.matchesVary(of: getRequest(["Foo": "2, 1"])))
+    #expect(!self.stored(varyingOn: "Foo", "a").matchesVary(of: getRequest(["Foo": "A"])))
+  }
+
+  @Test("an entry stored with values not yet normalised compares as a normalised one")
+  func legacyValues() {
+    let legacy = StoredHTTPResponse(
+      response: HTTPResponse(status: 200, headers: ["Cache-Control": "max-age=60", "Vary": "Accept-Language"]),
+      requestTime: t0, responseTime: t0, varyValues: ["accept-language": "en,  DE"])
+    #expect(legacy.varyValues == ["accept-language": "de, en"])
+    #expect(legacy.matchesVary(of: getRequest(["Accept-Language": "de, en"])))
+  }
+}
