@@ -44,7 +44,12 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   /// `Cache-Control` and `Expires` in every decision of the cache (storing, freshness,
   /// serving stale). `["CDN-Cache-Control"]` by default; put a field of your own first to
   /// address a gateway apart from the CDNs in front of it. A private cache ignores them.
-  public var targetedFields: [String]
+  ///
+  /// ```swift
+  /// var policy = HTTPCachePolicy.shared
+  /// policy.targetedFields = ["Gateway-Cache-Control", "CDN-Cache-Control"]
+  /// ```
+  public var targetedFields: [String] = ["CDN-Cache-Control"]
 
   /// Creates a policy.
   ///
@@ -55,13 +60,10 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   ///   - maximumHeuristicLifetime: The longest heuristic lifetime in seconds; none by default.
   ///   - servesStaleWhenDisconnected: Whether a stale response may be served when the origin
   ///     cannot be reached, beyond `stale-if-error`; `true` by default.
-  ///   - targetedFields: The targeted cache-control fields a shared cache obeys, highest
-  ///     precedence first; `["CDN-Cache-Control"]` by default.
   public init(
     isShared: Bool = false, heuristicFraction: Double = 0.1, maximumHeuristicLifetime: TimeInterval? = nil,
-    servesStaleWhenDisconnected: Bool = true, targetedFields: [String] = ["CDN-Cache-Control"]
+    servesStaleWhenDisconnected: Bool = true
   ) {
-    self.targetedFields = targetedFields
     self.isShared = isShared
     self.heuristicFraction = heuristicFraction
     self.maximumHeuristicLifetime = maximumHeuristicLifetime

@@ -76,7 +76,8 @@ struct HTTPCachePolicyTargetedTests {
 
   @Test("a gateway's own field, listed first, wins over CDN-Cache-Control; a missing one passes to the next")
   func configurableField() throws {
-    let gateway = HTTPCachePolicy(isShared: true, targetedFields: ["Gateway-Cache-Control", "CDN-Cache-Control"])
+    var gateway = HTTPCachePolicy.shared
+    gateway.targetedFields = ["Gateway-Cache-Control", "CDN-Cache-Control"]
     let both: HTTPHeaders = [
       "Cache-Control": "max-age=10", "CDN-Cache-Control": "max-age=20", "gateway-cache-control": "max-age=30",
     ]
@@ -84,7 +85,8 @@ struct HTTPCachePolicyTargetedTests {
     #expect(shared.freshnessLifetime(of: try #require(stored(both, policy: shared))) == 20)
     let cdnOnly: HTTPHeaders = ["Cache-Control": "max-age=10", "CDN-Cache-Control": "max-age=20"]
     #expect(gateway.freshnessLifetime(of: try #require(stored(cdnOnly, policy: gateway))) == 20)
-    let none = HTTPCachePolicy(isShared: true, targetedFields: [])
+    var none = HTTPCachePolicy.shared
+    none.targetedFields = []
     #expect(none.freshnessLifetime(of: try #require(stored(both, policy: none))) == 10)
   }
 
