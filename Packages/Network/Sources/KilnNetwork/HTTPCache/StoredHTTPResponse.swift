@@ -186,8 +186,9 @@ public struct StoredHTTPResponse: Sendable, Hashable {
   }
 
   /// Whether this stored response may answer `request` as far as `Vary` is concerned
-  /// (RFC 9111 §4.1): every field it varies on has the same normalised value in both
-  /// (``normalizedVaryValue(_:for:)``); never for `Vary: *`.
+  /// (RFC 9111 §4.1): every field it varies on has the same normalised value in both (list
+  /// members trimmed, lines combined, and for the `Accept` fields case and order ignored);
+  /// never for `Vary: *`.
   public func matchesVary(of request: HTTPRequest) -> Bool {
     if varyNames.isEmpty { return true }
     for name in varyNames {
