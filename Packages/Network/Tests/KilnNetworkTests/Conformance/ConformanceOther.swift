@@ -3,13 +3,13 @@
 // scenarios).
 //
 // Where the suite builds a request from a template and passes its own `response_headers` (or
-// `request_headers`), the template's fields are replaced, not extended; the scenarios here do
-// the same, so that they run as the suite's do.
+// `request_headers`), the fields are appended to the template's (its `makeTemplate` merges
+// arrays by concatenation, tests/lib/templates.mjs); the scenarios here do the same.
 
 extension ConformanceStep {
-  /// The `fresh` template with its response fields replaced by `headers`.
-  static func fresh(replacing headers: [(String, ConformanceValue)]) -> ConformanceStep {
-    ConformanceStep(responseHeaders: headers)
+  /// The `fresh` template with `headers` appended to its response fields.
+  static func fresh(adding headers: [(String, ConformanceValue)]) -> ConformanceStep {
+    fresh.with { $0.responseHeaders += headers }
   }
 }
 
@@ -103,7 +103,7 @@ extension ConformanceSuite {
       ConformanceScenario(
         "headers-omit-headers-listed-in-Connection", dependsOn: ["freshness-max-age"],
         [
-          .fresh(replacing: [
+          .fresh(adding: [
             ("Connection", .unrecorded("a, b")), ("a", .unrecorded("1")), ("b", .unrecorded("2")),
             ("c", .unrecorded("3")),
           ]),
@@ -334,7 +334,7 @@ extension ConformanceSuite {
       ConformanceScenario(
         "other-age-update-max-age", dependsOn: maxAge,
         [
-          .fresh(replacing: [("Age", "30")]),
+          .fresh(adding: [("Age", "30")]),
           ConformanceStep(expect: .cached, expectedResponseHeaders: [.greaterThan("Age", 32)]),
         ]),
       ConformanceScenario(
@@ -367,10 +367,10 @@ extension ConformanceSuite {
         pause: false, then: .cached),
       ConformanceScenario(
         "other-fresh-content-disposition-attachment", .check, dependsOn: maxAge,
-        [.fresh(replacing: [("Content-Disposition", "attachment; filename=example.txt")]), .expecting(.cached)]),
+        [.fresh(adding: [("Content-Disposition", "attachment; filename=example.txt")]), .expecting(.cached)]),
       ConformanceScenario(
         "other-set-cookie", .optimal, dependsOn: maxAge,
-        [.fresh(replacing: [("Set-Cookie", "a=b")]), .expecting(.cached)]),
+        [.fresh(adding: [("Set-Cookie", "a=b")]), .expecting(.cached)]),
       ConformanceScenario(
         "other-cookie", .optimal, dependsOn: maxAge, [.fresh, .expecting(.cached, requestHeaders: [("Cookie", "a=b")])]),
     ]

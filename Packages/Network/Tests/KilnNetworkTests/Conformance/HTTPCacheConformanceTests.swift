@@ -14,13 +14,7 @@ import _KilnTestServer
 @Suite("HTTP cache conformance (http-tests/cache-tests, private cache)", .timeLimit(.minutes(5)))
 struct HTTPCacheConformanceTests {
   /// The required scenarios Kiln's cache does not pass, each with the reason.
-  static let knownFailures: [String: String] = [
-    "headers-omit-headers-listed-in-Connection":
-      "the suite's request replaces the fresh template's fields, so the response has no freshness and no cache reuses it",
-    "other-age-update-max-age":
-      "the suite's request replaces the fresh template's fields, so the response has no freshness and no cache reuses it",
-    "other-age-gen": "the suite's scenario has no pause before the reuse, so the Age it generates is 0, not above 2",
-  ]
+  static let knownFailures: [String: String] = [:]
 
   /// The required scenarios that fail with one transport only, each with the reason.
   static func knownFailures(of kind: TransportKind) -> [String: String] {
