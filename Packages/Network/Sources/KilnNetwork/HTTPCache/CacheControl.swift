@@ -106,8 +106,26 @@ public struct CacheControl: Sendable, Hashable {
   ///   that the cache falls back to `Cache-Control` (RFC 9213 §2.1).
   init?(targeted values: [String]) {
     var members: [String] = []
-    for value in values { HTTPHeaders.splitList(value, into: &members) }
-    var normalized: [String] = []
+    for value in values {
+      // An empty member (`a,,b`, a trailing comma) makes the dictionary invalid (RFC 8941
+      // §4.2.2), though a plain list would skip it.
+      guard !Self.hasEmptyMember(value) else { return nil }
+      HTTPHeaders.splitList(value, into: &members)
+    }
+    // A key given again overwrites the earlier value, across lines too (RFC 8941 §4.2.2):
+    // kept in first-seen order, last value wins, `?0` removes.
+    var order: [String] = []
+    var latest: [String: String?] = [:]
+    /// Records `name` with `argument` (`.some(nil)`: a flag), or removes it (`nil`).
+    func set(_ name: String, _ argument: String??) {
+      guard let argument else {
+        latest.removeValue(forKey: name)
+        order.removeAll { $0 == name }
+        return
+      }
+      if latest.index(forKey: name) == nil { order.append(name) }
+      latest[name] = .some(argument)
+    }
     for member in members {
       // The member, then its parameters: `;`-separated outside quoted strings.
       var segments: [ArraySlice<UInt8>] = []
@@ -145,21 +163,50 @@ public struct CacheControl: Sendable, Hashable {
       guard keyEnd < item.endIndex else {
         // A bare key is the boolean true: the wrong type for a directive that takes a number.
         guard !Self.integerDirectives.contains(name) else { return nil }
-        normalized.append(name)
+        set(name, .some(nil))
         continue
       }
       let value = item[item.index(after: keyEnd)...]
       guard Self.isStructuredBareItem(value), Self.hasExpectedType(value, for: name) else { return nil }
-      if value.elementsEqual("?0".utf8) { continue }
-      if value.elementsEqual("?1".utf8) {
-        normalized.append(name)
+      if value.elementsEqual("?0".utf8) {
+        set(name, nil)
+      } else if value.elementsEqual("?1".utf8) {
+        set(name, .some(nil))
       } else {
-        normalized.append(name + "=" + String(decoding: value, as: UTF8.self))
+        set(name, .some(String(decoding: value, as: UTF8.self)))
       }
     }
     guard !members.isEmpty else { return nil }
     self.init()
-    for member in normalized { parse(member) }
+    for name in order {
+      guard let argument = latest[name] else { continue }
+      parse(argument.map { name + "=" + $0 } ?? name)
+    }
+  }
+
+  /// Whether `value` has an empty list member outside quoted strings: two commas with only
+  /// whitespace between them, or one at either end.
+  private static func hasEmptyMember(_ value: String) -> Bool {
+    var quoted = false
+    var escaped = false
+    var memberIsEmpty = true
+    for byte in value.utf8 {
+      if escaped {
+        escaped = false
+      } else if quoted && byte == UInt8(ascii: "\\") {
+        escaped = true
+      } else if byte == UInt8(ascii: "\"") {
+        quoted.toggle()
+        memberIsEmpty = false
+      } else if !quoted && byte == UInt8(ascii: ",") {
+        if memberIsEmpty { return true }
+        memberIsEmpty = true
+      } else if byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t") {
+        memberIsEmpty = false
+      }
+    }
+    // A value that is only whitespace has no member at all (not an empty one).
+    return memberIsEmpty && value.utf8.contains(UInt8(ascii: ","))
   }
 
   /// The directives whose value is a number of seconds: an integer in a targeted field.
@@ -204,6 +251,8 @@ public struct CacheControl: Sendable, Hashable {
   /// boolean.
   private static func isStructuredBareItem(_ item: ArraySlice<UInt8>) -> Bool {
     guard let first = item.first else { return false }
+    // An inner list, `(a b)`: a valid value, of the wrong type for every known directive.
+    if first == UInt8(ascii: "("), item.last == UInt8(ascii: ")") { return true }
     func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
     func isAlpha(_ byte: UInt8) -> Bool { (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A }
     switch first {

@@ -107,11 +107,18 @@ public struct HTTPCachePolicy: Sendable, Hashable {
 
   /// ``responseDirectives(of:)`` for a stored response, from what it parsed when stored.
   func directives(of stored: StoredHTTPResponse) -> (directives: CacheControl, targeted: Bool) {
-    if isShared, !stored.targetedCacheControls.isEmpty {
+    if isShared {
       for name in targetedFields {
         let name = HTTPHeaders.canonicalName(name)
-        if let found = stored.targetedCacheControls.first(where: { $0.name == name }) {
-          return (found.directives, true)
+        if name.hasSuffix("-cache-control") {
+          // Parsed when the response was stored.
+          if let found = stored.targetedCacheControls.first(where: { $0.name == name }) {
+            return (found.directives, true)
+          }
+        } else {
+          // A field named otherwise (`Surrogate-Control`) is parsed here, as it was to store.
+          let values = stored.response.headers.values(for: name)
+          if !values.isEmpty, let directives = CacheControl(targeted: values) { return (directives, true) }
         }
       }
     }

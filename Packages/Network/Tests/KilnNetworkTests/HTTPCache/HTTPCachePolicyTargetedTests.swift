@@ -47,7 +47,8 @@ struct HTTPCachePolicyTargetedTests {
     arguments: [
       "", "Max-Age=60", "max-age=60;", "max-age=\"unterminated", "max-age=1.2.3", "max age", "max-age=@",
       "max-age =100", "max-age= 100", "max-age=100, &&&&&", "max-age=\"100\"", "max-age=1.5", "max-age",
-      "max-age=100, no-store=5", "max-age=100, private=7",
+      "max-age=100, no-store=5", "max-age=100, private=7", "max-age=100,", "max-age=100,, public",
+      ", max-age=100", "max-age=(100)",
     ])
   func invalidFallsBack(value: String) throws {
     let kept = try #require(stored(["Cache-Control": "max-age=30", "CDN-Cache-Control": value], policy: shared))
@@ -64,6 +65,25 @@ struct HTTPCachePolicyTargetedTests {
     #expect(directives.noCacheFields == ["set-cookie"])
     #expect(CacheControl(targeted: []) == nil)
     #expect(CacheControl(targeted: [" "]) == nil)
+  }
+
+  @Test("a key given again overwrites the earlier value, across lines too; ?0 removes; an inner list is valid")
+  func lastValueWins() throws {
+    #expect(CacheControl(targeted: ["max-age=600, max-age=0"])?.maxAge == 0)
+    #expect(CacheControl(targeted: ["max-age=600", "max-age=0"])?.maxAge == 0)
+    #expect(CacheControl(targeted: ["no-store, no-store=?0, max-age=5"])?.noStore == false)
+    #expect(CacheControl(targeted: ["no-store=?0, no-store"])?.noStore == true)
+    #expect(CacheControl(targeted: ["x-ext=(a b), max-age=5"])?.maxAge == 5)
+  }
+
+  @Test("a configured field not named *-Cache-Control is obeyed when storing and when serving")
+  func otherFieldName() throws {
+    var policy = HTTPCachePolicy.shared
+    policy.targetedFields = ["Surrogate-Control"]
+    let headers: HTTPHeaders = ["Cache-Control": "no-store", "Surrogate-Control": "max-age=60, must-revalidate"]
+    let kept = try #require(stored(headers, policy: policy))
+    #expect(policy.freshnessLifetime(of: kept) == 60)
+    #expect(policy.forbidsStale(kept))
   }
 
   @Test("a large number, an extension and a negative age are read as in Cache-Control")

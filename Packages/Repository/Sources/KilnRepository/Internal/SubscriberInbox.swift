@@ -23,11 +23,15 @@ final class SubscriberInbox<Data: Sendable>: Sendable {
   @usableFromInline typealias Snapshot = LoadingSnapshot<Data>
 
   /// The most snapshots kept unread.
-  static var capacity: Int { 64 }
+  static var capacity: Int { State.capacity }
 
   @usableFromInline
   struct State {
-    /// Snapshots not read yet, from `head` on.
+    /// The most snapshots kept unread; also how many read or dropped slots the buffer keeps
+    /// before it reclaims them, so that it never holds more than twice as many snapshots.
+    @usableFromInline static var capacity: Int { 64 }
+
+    /// Snapshots not read yet, from `head` on; those before `head` were read or dropped.
     @usableFromInline var buffer: [Snapshot] = []
     @usableFromInline var head = 0
     /// The subscriber's task, suspended in ``next()`` with the buffer empty.
@@ -42,18 +46,28 @@ final class SubscriberInbox<Data: Sendable>: Sendable {
       self.onFinish = onFinish
     }
 
-    /// Appends `snapshot`, dropping the oldest unread one when `limit` are unread already.
-    mutating func append(_ snapshot: Snapshot, keepingAtMost limit: Int) {
-      if buffer.count - head >= limit {
+    /// Appends `snapshot`, dropping the oldest unread one when ``capacity`` are unread
+    /// already.
+    mutating func append(_ snapshot: Snapshot) {
+      if buffer.count - head >= Self.capacity {
         head += 1
-        // Reclaim the dropped slots once they are as many as the kept ones.
-        if head >= limit {
-          buffer.removeFirst(head)
-          head = 0
-        }
+        reclaim()
       }
       buffer.append(snapshot)
     }
+
+    /// Drops the read and dropped slots once they are ``capacity`` many: a subscriber that
+    /// reads one behind forever would otherwise keep every snapshot it read.
+    @inlinable
+    mutating func reclaim() {
+      if head >= Self.capacity {
+        buffer.removeFirst(head)
+        head = 0
+      }
+    }
+
+    /// The number of slots the buffer holds, read, dropped or unread (for tests).
+    var slotCount: Int { buffer.count }
 
     /// The oldest snapshot not read, removed.
     @inlinable
@@ -64,12 +78,19 @@ final class SubscriberInbox<Data: Sendable>: Sendable {
       if head == buffer.count {
         buffer.removeAll(keepingCapacity: true)
         head = 0
+      } else {
+        reclaim()
       }
       return first
     }
   }
 
   @usableFromInline let state: KilnMutex<State>
+
+  /// The number of slots the buffer holds now, read, dropped or unread (for tests).
+  var slotCount: Int {
+    state.withLock { $0.slotCount }
+  }
 
   /// An inbox holding `replay` (the current snapshot) first.
   @inlinable
@@ -86,7 +107,7 @@ final class SubscriberInbox<Data: Sendable>: Sendable {
         state.waiter = nil
         return waiter
       }
-      state.append(snapshot, keepingAtMost: Self.capacity)
+      state.append(snapshot)
       return nil
     }
     waiter?.resume(returning: snapshot)

@@ -1,0 +1,43 @@
+import Testing
+
+@testable import KilnRepository
+
+/// The bound of one subscriber's inbox, in memory as well as in what it delivers.
+@Suite("SubscriberInbox", .timeLimit(.minutes(1)))
+struct SubscriberInboxTests {
+  func snapshot(_ value: Int) -> LoadingSnapshot<Int> {
+    LoadingSnapshot(state: .loading(content: value), origin: nil)
+  }
+
+  @Test("a subscriber that reads one or two behind forever gets every snapshot and holds a bounded buffer")
+  func laggingReaderHoldsABoundedBuffer() async {
+    let inbox = SubscriberInbox<Int>(replay: snapshot(0), onFinish: {})
+    inbox.yield(snapshot(1))
+    var seen: [Int] = []
+    var largest = 0
+    for value in 2...10_000 {
+      if let read = await inbox.next() { seen.append(read.state.content ?? -1) }
+      inbox.yield(snapshot(value))
+      largest = max(largest, inbox.slotCount)
+    }
+    while seen.last != 10_000, let read = await inbox.next() { seen.append(read.state.content ?? -1) }
+    #expect(seen == Array(0...10_000))
+    #expect(largest <= 2 * SubscriberInbox<Int>.capacity)
+    inbox.finish()
+  }
+
+  @Test("a subscriber that never reads keeps the newest 64 and at most 128 slots")
+  func idleReaderKeepsTheNewest() async {
+    let inbox = SubscriberInbox<Int>(replay: nil, onFinish: {})
+    var largest = 0
+    for value in 1...1_000 {
+      inbox.yield(snapshot(value))
+      largest = max(largest, inbox.slotCount)
+    }
+    #expect(largest <= 2 * SubscriberInbox<Int>.capacity)
+    var seen: [Int] = []
+    while seen.last != 1_000, let read = await inbox.next() { seen.append(read.state.content ?? -1) }
+    #expect(seen == Array(937...1_000))
+    inbox.finish()
+  }
+}
