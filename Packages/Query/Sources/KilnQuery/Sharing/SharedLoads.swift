@@ -143,19 +143,7 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
       if admission.isNew { flights[flightKey] = admission.flight }
       return admission
     }
-    if admission.isNew {
-      started.add(1, ordering: .relaxed)
-    } else {
-      joined.add(1, ordering: .relaxed)
-    }
-    if admission.isNew {
-      admission.flight.start(
-        after: admission.predecessor,
-        { await query.result() },
-        onFinish: { [self] flight in remove(flight, for: flightKey) }
-      )
-    }
-    return await admission.flight.wait(admission.slot)
+    return await wait(admission, running: query, for: flightKey)
   }
 
   /// Joins the load of `key` in flight or, when none is, runs `query` in the calling task
@@ -208,7 +196,7 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
       if admission.isNew { flights[flightKey] = admission.flight }
       return (nil, admission)
     }
-    guard let flight = led else { return await join(query, admission!, for: flightKey) }
+    guard let flight = led else { return await wait(admission!, running: query, for: flightKey) }
     started.add(1, ordering: .relaxed)
     FlightProbe.report(.joined)
     FlightProbe.report(.started)
@@ -224,7 +212,7 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
       return false
     }
     if restarts {
-      flight.start({ await query.result() }, onFinish: { [self] flight in remove(flight, for: flightKey) })
+      start(flight, running: query, for: flightKey)
     } else {
       flight.finish(outcome)
     }
@@ -232,26 +220,36 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
     return outcome
   }
 
-  /// The path of ``inlineOutcome(for:using:)`` for a caller who does not lead. Not inlined,
-  /// so that the leader's path keeps a small frame.
+  /// Waits for the flight `admission` admitted this caller to, starting it first when it is
+  /// new: the path of every caller of ``load(_:using:)``, and of ``loadInline(_:using:)``'s
+  /// callers who do not lead. Not inlined, so that an inline leader's path keeps a small frame.
   @inlinable
   @inline(never)
-  func join<Upstream: Query>(
-    _ query: Upstream,
+  func wait<Upstream: Query>(
     _ admission: Flight<Upstream.Success, Upstream.Failure>.Admission,
+    running query: Upstream,
     for flightKey: FlightKey
   ) async -> Result<Upstream.Success, Upstream.Failure> {
     if admission.isNew {
       started.add(1, ordering: .relaxed)
-      admission.flight.start(
-        after: admission.predecessor,
-        { await query.result() },
-        onFinish: { [self] flight in remove(flight, for: flightKey) }
-      )
+      start(admission.flight, after: admission.predecessor, running: query, for: flightKey)
     } else {
       joined.add(1, ordering: .relaxed)
     }
     return await admission.flight.wait(admission.slot)
+  }
+
+  /// Starts `flight`'s load of `query` in a task of its own, after `predecessor`; the flight
+  /// leaves the registry when it ends.
+  @inlinable
+  func start<Upstream: Query>(
+    _ flight: Flight<Upstream.Success, Upstream.Failure>,
+    after predecessor: Flight<Upstream.Success, Upstream.Failure>? = nil,
+    running query: Upstream,
+    for flightKey: FlightKey
+  ) {
+    flight.start(
+      after: predecessor, { await query.result() }, onFinish: { [self] flight in remove(flight, for: flightKey) })
   }
 
   @inlinable
