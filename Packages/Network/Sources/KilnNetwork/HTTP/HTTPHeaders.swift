@@ -264,6 +264,16 @@ extension HTTPHeaders {
   /// `Character`s, which breaks graphemes, made parsing `Cache-Control` a tenth of an HTTP
   /// cache miss.
   static func splitList(_ value: String, into elements: inout [String]) {
+    forEachPart(of: value, separatedBy: UInt8(ascii: ",")) { part in
+      let element = trimmingWhitespace(part)
+      if !element.isEmpty { elements.append(element) }
+    }
+  }
+
+  /// Calls `body` with each part of `value` between `separator` bytes outside quoted strings
+  /// (a backslash escapes the next byte inside one), untrimmed, empty parts included: the
+  /// scanning every list and structured-field parser here shares.
+  static func forEachPart(of value: String, separatedBy separator: UInt8, _ body: (Substring) -> Void) {
     var inQuotes = false
     var escaped = false
     let utf8 = value.utf8
@@ -277,14 +287,12 @@ extension HTTPHeaders {
         escaped = true
       } else if byte == UInt8(ascii: "\"") {
         inQuotes.toggle()
-      } else if byte == UInt8(ascii: ","), !inQuotes {
-        let element = trimmingWhitespace(value[start..<index])
-        if !element.isEmpty { elements.append(element) }
+      } else if byte == separator, !inQuotes {
+        body(value[start..<index])
         start = utf8.index(after: index)
       }
       utf8.formIndex(after: &index)
     }
-    let element = trimmingWhitespace(value[start..<utf8.endIndex])
-    if !element.isEmpty { elements.append(element) }
+    body(value[start..<utf8.endIndex])
   }
 }

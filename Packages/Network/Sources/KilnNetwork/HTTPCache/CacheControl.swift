@@ -129,23 +129,7 @@ public struct CacheControl: Sendable, Hashable {
     for member in members {
       // The member, then its parameters: `;`-separated outside quoted strings.
       var segments: [ArraySlice<UInt8>] = []
-      let bytes = Array(member.utf8)
-      var start = 0
-      var quoted = false
-      var escaped = false
-      for (index, byte) in bytes.enumerated() {
-        if escaped {
-          escaped = false
-        } else if quoted && byte == UInt8(ascii: "\\") {
-          escaped = true
-        } else if byte == UInt8(ascii: "\"") {
-          quoted.toggle()
-        } else if !quoted && byte == UInt8(ascii: ";") {
-          segments.append(bytes[start..<index])
-          start = index + 1
-        }
-      }
-      segments.append(bytes[start...])
+      HTTPHeaders.forEachPart(of: member, separatedBy: UInt8(ascii: ";")) { segments.append(Array($0.utf8)[...]) }
       // Parameters are ignored, but must be well formed: `key` or `key=bare-item`.
       for parameter in segments.dropFirst() {
         let parameter = parameter.drop { $0 == UInt8(ascii: " ") }
@@ -187,26 +171,13 @@ public struct CacheControl: Sendable, Hashable {
   /// Whether `value` has an empty list member outside quoted strings: two commas with only
   /// whitespace between them, or one at either end.
   private static func hasEmptyMember(_ value: String) -> Bool {
-    var quoted = false
-    var escaped = false
-    var memberIsEmpty = true
-    for byte in value.utf8 {
-      if escaped {
-        escaped = false
-      } else if quoted && byte == UInt8(ascii: "\\") {
-        escaped = true
-      } else if byte == UInt8(ascii: "\"") {
-        quoted.toggle()
-        memberIsEmpty = false
-      } else if !quoted && byte == UInt8(ascii: ",") {
-        if memberIsEmpty { return true }
-        memberIsEmpty = true
-      } else if byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t") {
-        memberIsEmpty = false
-      }
-    }
     // A value that is only whitespace has no member at all (not an empty one).
-    return memberIsEmpty && value.utf8.contains(UInt8(ascii: ","))
+    guard value.utf8.contains(UInt8(ascii: ",")) else { return false }
+    var hasEmpty = false
+    HTTPHeaders.forEachPart(of: value, separatedBy: UInt8(ascii: ",")) { part in
+      if HTTPHeaders.trimmingWhitespace(part).isEmpty { hasEmpty = true }
+    }
+    return hasEmpty
   }
 
   /// The directives whose value is a number of seconds: an integer in a targeted field.

@@ -109,10 +109,10 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   func directives(of stored: StoredHTTPResponse) -> (directives: CacheControl, targeted: Bool) {
     if isShared {
       for name in targetedFields {
-        let name = HTTPHeaders.canonicalName(name)
-        if name.hasSuffix("-cache-control") {
-          // Parsed when the response was stored.
-          if let found = stored.targetedCacheControls.first(where: { $0.name == name }) {
+        if StoredHTTPResponse.isTargetedCacheControlName(name) {
+          // Parsed when the response was stored; compared without allocating, as this runs
+          // on every decision of a shared cache.
+          if let found = stored.targetedCacheControls.first(where: { HTTPHeaders.namesEqual($0.name, name) }) {
             return (found.directives, true)
           }
         } else {

@@ -139,13 +139,22 @@ public struct StoredHTTPResponse: Sendable, Hashable {
   /// `-cache-control`), by lowercased name, in the order they first appear.
   static func targetedCacheControls(of headers: HTTPHeaders) -> [(name: String, directives: CacheControl)] {
     var names: [String] = []
-    for field in headers {
-      let utf8 = field.name.utf8
-      guard utf8.count > 14 else { continue }
+    for field in headers where isTargetedCacheControlName(field.name) {
       let name = HTTPHeaders.canonicalName(field.name)
-      if name.hasSuffix("-cache-control"), !names.contains(name) { names.append(name) }
+      if !names.contains(name) { names.append(name) }
     }
     return names.compactMap { name in CacheControl(targeted: headers.values(for: name)).map { (name, $0) } }
+  }
+
+  /// Whether `name` is a targeted cache-control field's (`CDN-Cache-Control`, any case): a
+  /// name ending in `-cache-control` after at least one byte, checked without allocating.
+  static func isTargetedCacheControlName(_ name: String) -> Bool {
+    let suffix = "-cache-control".utf8
+    let utf8 = name.utf8
+    guard utf8.count > suffix.count else { return false }
+    return zip(utf8.suffix(suffix.count), suffix).allSatisfy { byte, expected in
+      (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) == expected
+    }
   }
 
   /// The request's values of the fields in `names`, normalised (``normalizedVaryValue(_:for:)``),
