@@ -20,7 +20,7 @@ struct SubscriberInboxTests {
       inbox.yield(snapshot(value))
       largest = max(largest, inbox.slotCount)
     }
-    while seen.last != 10_000, let read = await inbox.next() { seen.append(read.state.content ?? -1) }
+    await inbox.readContents(into: &seen, through: 10_000)
     #expect(seen == Array(0...10_000))
     #expect(largest <= 2 * SubscriberInbox<Int>.capacity)
     inbox.finish()
@@ -36,8 +36,16 @@ struct SubscriberInboxTests {
     }
     #expect(largest <= 2 * SubscriberInbox<Int>.capacity)
     var seen: [Int] = []
-    while seen.last != 1_000, let read = await inbox.next() { seen.append(read.state.content ?? -1) }
+    await inbox.readContents(into: &seen, through: 1_000)
     #expect(seen == Array(937...1_000))
     inbox.finish()
+  }
+}
+
+extension SubscriberInbox<Int> {
+  /// Reads snapshots, appending their content to `contents`, until the content `last` is
+  /// read (or the inbox ends).
+  func readContents(into contents: inout [Int], through last: Int) async {
+    while contents.last != last, let read = await next() { contents.append(read.state.content ?? -1) }
   }
 }

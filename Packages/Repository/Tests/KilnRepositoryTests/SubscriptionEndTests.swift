@@ -97,9 +97,7 @@ struct SubscriptionEndTests {
     // Nobody reads while 1,000 updates are delivered.
     for value in 1...1_000 { await flowable.update(value) }
     var seen: [Int] = []
-    while seen.last != 1_000, let state = await iterator.next() {
-      if let content = state.content { seen.append(content) }
-    }
+    await iterator.readContents(into: &seen, through: 1_000)
     #expect(seen == Array(937...1_000))
   }
 
@@ -113,16 +111,22 @@ struct SubscriptionEndTests {
     var seen: [Int] = []
     for value in 1...2_000 {
       await flowable.update(value)
-      while seen.last != value, let state = await reader.next() {
-        if let content = state.content { seen.append(content) }
-      }
+      await reader.readContents(into: &seen, through: value)
     }
     #expect(seen == Array(0...2_000))
     // The idle one holds the newest 64 only.
     var late: [Int] = []
-    while late.last != 2_000, let state = await idle.next() {
-      if let content = state.content { late.append(content) }
-    }
+    await idle.readContents(into: &late, through: 2_000)
     #expect(late == Array(1_937...2_000))
+  }
+}
+
+extension LoadingStateSequence<Int>.AsyncIterator {
+  /// Reads states, appending their content to `contents`, until the content `last` is read
+  /// (or the sequence ends).
+  mutating func readContents(into contents: inout [Int], through last: Int) async {
+    while contents.last != last, let state = await next() {
+      if let content = state.content { contents.append(content) }
+    }
   }
 }

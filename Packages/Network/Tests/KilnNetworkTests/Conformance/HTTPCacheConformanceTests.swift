@@ -34,88 +34,86 @@ struct HTTPCacheConformanceTests {
     "Conformance: the required CDN-Cache-Control scenarios (RFC 9213) pass in a shared cache",
     arguments: TransportKind.allCases)
   func targetedCacheControl(kind: TransportKind) async throws {
-    let scenarios = ConformanceSuite.cdn
-    let runner = ConformanceRunner()
-    let server = try await TestServer.start { request in runner.answer(request) }
-    var outcomes: [String: String?] = [:]
-    try await kind.withTransport { base in
-      for scenario in scenarios {
-        outcomes[scenario.id] = await runner.run(scenario, server: server, base: base, policy: .shared)
-      }
-    }
-    try await server.stop()
-    let byID = Dictionary(uniqueKeysWithValues: scenarios.map { ($0.id, $0) })
-    func passes(_ id: String) -> Bool {
-      guard let scenario = byID[id] else { return false }
-      return outcomes[id] == .some(nil) && scenario.dependsOn.allSatisfy(passes)
-    }
-    let required = scenarios.filter { $0.kind == .required }
-    let failing = required.filter { !passes($0.id) }.map(\.id)
-    let optimal = scenarios.filter { $0.kind == .optimal }
-    print(
-      "HTTP cache conformance: passed \(required.count - failing.count) of \(required.count) required "
-        + "CDN-Cache-Control tests, \(optimal.filter { passes($0.id) }.count) of \(optimal.count) optimal "
-        + "(shared cache, \(kind.rawValue)); checks not passed: "
-        + scenarios.filter { $0.kind == .check && !passes($0.id) }.map(\.id).joined(separator: ", "))
-    #expect(required.count == 10)
-    #expect(
-      failing.isEmpty, "failing: \(failing.map { "\($0): \(outcomes[$0].flatMap { $0 } ?? "a dependency fails")" })")
-    #expect(optimal.allSatisfy { passes($0.id) })
+    let results = try await ConformanceResults.run(ConformanceSuite.cdn, over: kind, policy: .shared)
+    results.report("CDN-Cache-Control tests (shared cache, \(kind.rawValue))")
+    #expect(results.required.count == 10)
+    #expect(results.failing.isEmpty, "failing: \(results.failing.map { "\($0.id): \(results.reason($0.id))" })")
+    #expect(results.scenarios.filter { $0.kind == .optimal }.allSatisfy { results.passes($0.id) })
   }
 
   @Test(
     "Conformance: the required private-cache scenarios pass, except the known failures",
     arguments: TransportKind.allCases)
   func conformance(kind: TransportKind) async throws {
-    let scenarios = ConformanceSuite.all
-    let ids = scenarios.map(\.id)
+    let ids = ConformanceSuite.all.map(\.id)
     #expect(Set(ids).count == ids.count, "duplicate scenario ids")
+    let results = try await ConformanceResults.run(ConformanceSuite.all, over: kind, policy: .private)
+    results.report("private-cache tests (\(kind.rawValue))")
+    let failingIDs = Set(results.failing.map(\.id))
+    let known = Self.knownFailures.merging(Self.knownFailures(of: kind)) { first, _ in first }
+    for id in failingIDs.subtracting(known.keys).sorted() {
+      Issue.record("\(id) fails and is not a known failure: \(results.reason(id))")
+    }
+    for id in Set(known.keys).subtracting(failingIDs).sorted() {
+      Issue.record("\(id) is listed as a known failure but passes (or is not a required scenario): update the list")
+    }
+  }
+}
+
+/// What running a selection of scenarios gave: each scenario passes when its checks passed
+/// and every scenario it depends on passes (the suite's rule).
+struct ConformanceResults {
+  let scenarios: [ConformanceScenario]
+  /// Each scenario's outcome: `nil` when its checks passed, else why not.
+  let outcomes: [String: String?]
+
+  /// Runs `scenarios` against a loopback server through a cache with `policy` over `kind`.
+  static func run(
+    _ scenarios: [ConformanceScenario], over kind: TransportKind, policy: HTTPCachePolicy
+  ) async throws -> ConformanceResults {
     let runner = ConformanceRunner()
     let server = try await TestServer.start { request in runner.answer(request) }
     var outcomes: [String: String?] = [:]
     try await kind.withTransport { base in
       for scenario in scenarios {
-        outcomes[scenario.id] = await runner.run(scenario, server: server, base: base)
+        outcomes[scenario.id] = await runner.run(scenario, server: server, base: base, policy: policy)
       }
     }
     try await server.stop()
+    return ConformanceResults(scenarios: scenarios, outcomes: outcomes)
+  }
 
-    let byID = Dictionary(uniqueKeysWithValues: scenarios.map { ($0.id, $0) })
-    var memo: [String: Bool] = [:]
-    func passes(_ id: String) -> Bool {
-      if let known = memo[id] { return known }
-      guard let scenario = byID[id] else {
-        Issue.record("\(id) is depended on but not defined")
-        return false
-      }
-      let result = outcomes[id] == .some(nil) && scenario.dependsOn.allSatisfy(passes)
-      memo[id] = result
-      return result
+  /// Whether the scenario `id` passes; a dependency that is not defined is an issue.
+  func passes(_ id: String) -> Bool {
+    guard let scenario = scenarios.first(where: { $0.id == id }) else {
+      Issue.record("\(id) is depended on but not defined")
+      return false
     }
-    let required = scenarios.filter { $0.kind == .required }
-    let failing = required.filter { !passes($0.id) }
-    print(
-      "HTTP cache conformance: passed \(required.count - failing.count) of \(required.count) "
-        + "required private-cache tests (\(kind.rawValue))")
-    for scenario in failing {
-      let reason =
-        outcomes[scenario.id].flatMap { $0 }
-        ?? "depends on \(scenario.dependsOn.filter { !passes($0) }.joined(separator: ", "))"
-      print("  failing \(scenario.id): \(reason)")
-    }
-    // The optimal and check scenarios are not counted, only reported.
+    return outcomes[id] == .some(nil) && scenario.dependsOn.allSatisfy(passes)
+  }
+
+  /// Why the scenario `id` does not pass: its own failure, or the dependencies that fail.
+  func reason(_ id: String) -> String {
+    let dependencies = scenarios.first { $0.id == id }?.dependsOn ?? []
+    return outcomes[id].flatMap { $0 }
+      ?? "depends on \(dependencies.filter { !passes($0) }.joined(separator: ", "))"
+  }
+
+  var required: [ConformanceScenario] { scenarios.filter { $0.kind == .required } }
+
+  /// The required scenarios that do not pass.
+  var failing: [ConformanceScenario] { required.filter { !passes($0.id) } }
+
+  /// Prints the figure (required passed), each failing required scenario with its reason,
+  /// and the optimal and check scenarios that do not pass (reported, not counted).
+  func report(_ selection: String) {
+    let failing = failing
+    print("HTTP cache conformance: passed \(required.count - failing.count) of \(required.count) required \(selection)")
+    for scenario in failing { print("  failing \(scenario.id): \(reason(scenario.id))") }
     for (kindName, scenarioKind) in [("optimal", ConformanceKind.optimal), ("check", .check)] {
       let all = scenarios.filter { $0.kind == scenarioKind }
       let missed = all.filter { !passes($0.id) }.map(\.id)
       print("  \(kindName): \(all.count - missed.count) of \(all.count) pass; not: \(missed.joined(separator: ", "))")
-    }
-    let failingIDs = Set(failing.map(\.id))
-    let known = Self.knownFailures.merging(Self.knownFailures(of: kind)) { first, _ in first }
-    for id in failingIDs.subtracting(known.keys).sorted() {
-      Issue.record("\(id) fails and is not a known failure: \(outcomes[id].flatMap { $0 } ?? "a dependency fails")")
-    }
-    for id in Set(known.keys).subtracting(failingIDs).sorted() {
-      Issue.record("\(id) is listed as a known failure but passes (or is not a required scenario): update the list")
     }
   }
 }

@@ -100,11 +100,15 @@ struct SingleFlightTests {
   @Test("the first caller sends the request in its own task; one who joins waits for it")
   func firstCallerSendsInline() async throws {
     let gate = Gate()
-    let tasks = TaskRecorder()
+    let tasks = Recorder<Int>()
     let transport = StubTransport(replies: [.item(1)])
     let handler = NetworkHandler(
       chain: RequestChain(
-        transport: transport, middleware: [Deduplicating(), Recording(tasks: tasks), Holding(gate: gate)]))
+        transport: transport,
+        middleware: [
+          Deduplicating(), Around { tasks.record(withUnsafeCurrentTask { $0!.hashValue }) },
+          Around { await gate.pass() },
+        ]))
     let leader = Task {
       let caller = withUnsafeCurrentTask { $0!.hashValue }
       let result: Result<HTTPResponse, NetworkError>
@@ -134,7 +138,9 @@ struct SingleFlightTests {
     // The first request never answers (it ends when cancelled); the second answers at once.
     let transport = StubTransport { _, index in index == 0 ? .item(1, delay: .never) : .item(2) }
     let handler = NetworkHandler(
-      chain: RequestChain(transport: transport, middleware: [Deduplicating(), Gauging(gauge: gauge)]))
+      chain: RequestChain(
+        transport: transport,
+        middleware: [Deduplicating(), Around(before: { gauge.enter() }, after: { gauge.leave() })]))
     let leader = send(handler, TestAPI.item(id: 1))
     await transport.waitForRequests(1)
     let joiners = (0..<3).map { _ in send(handler, TestAPI.item(id: 1)) }
@@ -176,7 +182,7 @@ struct SingleFlightTests {
     let gate = Gate()
     let transport = StubTransport(replies: [.item(1)])
     let handler = NetworkHandler(
-      chain: RequestChain(transport: transport, middleware: [Deduplicating(), Holding(gate: gate)]))
+      chain: RequestChain(transport: transport, middleware: [Deduplicating(), Around { await gate.pass() }]))
     let leader = send(handler, TestAPI.item(id: 1))
     await gate.waitForArrivals(1)
     let joiner = send(handler, TestAPI.item(id: 1))
@@ -196,12 +202,13 @@ struct SingleFlightTests {
   @Test("a caller who joins with a higher priority raises the first caller's")
   func joinerEscalatesFirstCaller() async throws {
     let gate = Gate()
-    let priorities = PriorityRecorder()
+    let priorities = Recorder<TaskPriority>()
     let transport = StubTransport(replies: [.item(1)])
     let handler = NetworkHandler(
       chain: RequestChain(
         transport: transport,
-        middleware: [Deduplicating(), Holding(gate: gate), RecordingPriority(priorities: priorities)]))
+        middleware: [Deduplicating(), Around { await gate.pass() }, Around { priorities.record(Task.currentPriority) }])
+    )
     let leader = Task(priority: .low) { await send(handler, TestAPI.item(id: 1)).value }
     await gate.waitForArrivals(1)
     let joiner = Task(priority: .high) { await send(handler, TestAPI.item(id: 1)).value }
@@ -219,7 +226,11 @@ struct SingleFlightTests {
     let gauge = OverlapGauge()
     let transport = StubTransport(replies: [.item(1)])
     let handler = NetworkHandler(
-      chain: RequestChain(transport: transport, middleware: [Deduplicating(), Gauging(gauge: gauge), Yielding()]))
+      chain: RequestChain(
+        transport: transport,
+        middleware: [
+          Deduplicating(), Around(before: { gauge.enter() }, after: { gauge.leave() }), Around { await Task.yield() },
+        ]))
     let outcomes = await withTaskGroup(of: Result<HTTPResponse, NetworkError>?.self) { group in
       for n in 0..<2_000 {
         let task = send(handler, TestAPI.item(id: 1))
@@ -294,16 +305,6 @@ private final class Gate: Sendable {
   }
 }
 
-private struct Holding: RequestMiddleware {
-  let gate: Gate
-  func send(_ request: HTTPRequest, context: RequestContext, next: RequestNext) async throws(NetworkError)
-    -> HTTPResponse
-  {
-    await gate.pass()
-    return try await next.send(request, context: context)
-  }
-}
-
 /// Answers 200 to each request once the gate opens, whether the caller was cancelled or not.
 private final class HeldTransport: Transport, Sendable {
   let gate: Gate
@@ -322,40 +323,6 @@ private final class HeldTransport: Transport, Sendable {
   }
 }
 
-/// The tasks requests were sent in.
-private final class TaskRecorder: Sendable {
-  private let tasks = Mutex<[Int]>([])
-  var recorded: [Int] { tasks.withLock { $0 } }
-  func record() { tasks.withLock { $0.append(withUnsafeCurrentTask { $0!.hashValue }) } }
-}
-
-private struct Recording: RequestMiddleware {
-  let tasks: TaskRecorder
-  func send(_ request: HTTPRequest, context: RequestContext, next: RequestNext) async throws(NetworkError)
-    -> HTTPResponse
-  {
-    tasks.record()
-    return try await next.send(request, context: context)
-  }
-}
-
-/// The priorities requests were sent at.
-private final class PriorityRecorder: Sendable {
-  private let priorities = Mutex<[TaskPriority]>([])
-  var recorded: [TaskPriority] { priorities.withLock { $0 } }
-  func record() { priorities.withLock { $0.append(Task.currentPriority) } }
-}
-
-private struct RecordingPriority: RequestMiddleware {
-  let priorities: PriorityRecorder
-  func send(_ request: HTTPRequest, context: RequestContext, next: RequestNext) async throws(NetworkError)
-    -> HTTPResponse
-  {
-    priorities.record()
-    return try await next.send(request, context: context)
-  }
-}
-
 /// The most requests in flight at once below the stage that counts them.
 private final class OverlapGauge: Sendable {
   private let counts = Mutex((current: 0, maximum: 0))
@@ -369,23 +336,23 @@ private final class OverlapGauge: Sendable {
   func leave() { counts.withLock { $0.current -= 1 } }
 }
 
-private struct Gauging: RequestMiddleware {
-  let gauge: OverlapGauge
-  func send(_ request: HTTPRequest, context: RequestContext, next: RequestNext) async throws(NetworkError)
-    -> HTTPResponse
-  {
-    gauge.enter()
-    defer { gauge.leave() }
-    return try await next.send(request, context: context)
-  }
+/// What a stage saw, in order: the tasks or the priorities requests were sent in.
+private final class Recorder<Value: Sendable>: Sendable {
+  private let values = Mutex<[Value]>([])
+  var recorded: [Value] { values.withLock { $0 } }
+  func record(_ value: Value) { values.withLock { $0.append(value) } }
 }
 
-/// Suspends once before the rest of the chain, so that other callers can join.
-private struct Yielding: RequestMiddleware {
+/// A stage that runs `before`, then the rest of the chain, then `after`, in the caller's task.
+private struct Around: RequestMiddleware {
+  var before: @Sendable () async -> Void = {}
+  var after: @Sendable () -> Void = {}
+
   func send(_ request: HTTPRequest, context: RequestContext, next: RequestNext) async throws(NetworkError)
     -> HTTPResponse
   {
-    await Task.yield()
+    await before()
+    defer { after() }
     return try await next.send(request, context: context)
   }
 }

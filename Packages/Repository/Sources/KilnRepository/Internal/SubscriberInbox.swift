@@ -66,9 +66,6 @@ final class SubscriberInbox<Data: Sendable>: Sendable {
       }
     }
 
-    /// The number of slots the buffer holds, read, dropped or unread (for tests).
-    var slotCount: Int { buffer.count }
-
     /// The oldest snapshot not read, removed.
     @inlinable
     mutating func popFirst() -> Snapshot? {
@@ -89,7 +86,7 @@ final class SubscriberInbox<Data: Sendable>: Sendable {
 
   /// The number of slots the buffer holds now, read, dropped or unread (for tests).
   var slotCount: Int {
-    state.withLock { $0.slotCount }
+    state.withLock { $0.buffer.count }
   }
 
   /// An inbox holding `replay` (the current snapshot) first.
