@@ -197,7 +197,15 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   /// ``heuristicFraction`` of the time between `Last-Modified` and `Date` for heuristically
   /// cacheable statuses or `public` responses; else `0`.
   public func freshnessLifetime(of stored: StoredHTTPResponse) -> TimeInterval {
-    let (directives, targeted) = self.directives(of: stored)
+    freshnessLifetime(of: stored, directives(of: stored))
+  }
+
+  /// ``freshnessLifetime(of:)`` with the directives this cache obeys for `stored`, resolved
+  /// once by a caller that reads them again (``decision(for:stored:now:)``).
+  func freshnessLifetime(
+    of stored: StoredHTTPResponse, _ resolved: (directives: CacheControl, targeted: Bool)
+  ) -> TimeInterval {
+    let (directives, targeted) = resolved
     if isShared, let sharedMaxAge = directives.sharedMaxAge { return TimeInterval(sharedMaxAge) }
     if let maxAge = directives.maxAge { return TimeInterval(maxAge) }
     if !targeted, let expires = stored.expires { return max(0, expires.timeIntervalSince(stored.dateValue)) }
@@ -227,8 +235,13 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   /// Whether `stored` may never be served stale: `must-revalidate` or `no-cache`, and in a shared
   /// cache `proxy-revalidate` or `s-maxage` (RFC 9111 §5.2.2).
   public func forbidsStale(_ stored: StoredHTTPResponse) -> Bool {
-    let directives = self.directives(of: stored).directives
-    return directives.mustRevalidate || directives.noCache
+    forbidsStale(by: directives(of: stored).directives)
+  }
+
+  /// Whether `directives`, those this cache obeys for a stored response, forbid serving it
+  /// stale (``forbidsStale(_:)``).
+  func forbidsStale(by directives: CacheControl) -> Bool {
+    directives.mustRevalidate || directives.noCache
       || (isShared && (directives.proxyRevalidate || directives.sharedMaxAge != nil))
   }
 
@@ -268,9 +281,11 @@ public struct HTTPCachePolicy: Sendable, Hashable {
       return requestDirectives.onlyIfCached
         ? .generate(gatewayTimeout(date: now)) : .forward(request, reason: .varyMiss)
     }
-    let lifetime = freshnessLifetime(of: stored)
+    // Resolved once: the lifetime, the directives read below and the stale rule share them.
+    let resolved = self.directives(of: stored)
+    let directives = resolved.directives
+    let lifetime = freshnessLifetime(of: stored, resolved)
     let age = currentAge(of: stored, at: now)
-    let directives = self.directives(of: stored).directives
     let reason: HTTPCacheStatus.Forward
     if directives.noCache {
       reason = .stale
@@ -284,7 +299,7 @@ public struct HTTPCachePolicy: Sendable, Hashable {
       reason = .request
     } else if age < lifetime {
       return .serve(answeringPreconditions(of: request, with: servedResponse(stored, age: age, lifetime: lifetime)))
-    } else if forbidsStale(stored) {
+    } else if forbidsStale(by: directives) {
       reason = .stale
     } else if let maxStale = requestDirectives.maxStale, age - lifetime <= TimeInterval(maxStale) {
       return .serve(answeringPreconditions(of: request, with: servedResponse(stored, age: age, lifetime: lifetime)))
@@ -485,11 +500,12 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     for request: HTTPRequest, stored: StoredHTTPResponse, afterErrorStatus status: Int?, now: Date
   ) -> HTTPResponse? {
     if let status, !Self.errorStatuses.contains(status) { return nil }
-    guard !forbidsStale(stored) else { return nil }
+    let resolved = directives(of: stored)
+    guard !forbidsStale(by: resolved.directives) else { return nil }
     let requestDirectives = CacheControl(request.headers)
-    let lifetime = freshnessLifetime(of: stored)
+    let lifetime = freshnessLifetime(of: stored, resolved)
     let age = currentAge(of: stored, at: now)
-    let responseWindow = directives(of: stored).directives.staleIfError
+    let responseWindow = resolved.directives.staleIfError
     if let window = [responseWindow, requestDirectives.staleIfError].compactMap({ $0 }).max(),
       age - lifetime <= TimeInterval(window)
     {
