@@ -4,7 +4,7 @@
 //
 // One manifest for every package under `Packages/`. Library products have no required
 // package dependency: the only external packages are guarded by the `AsyncHTTPClient`,
-// `PostgreSQL` and `OpenAPI` traits (off by default), so a consumer that enables no trait
+// `PostgreSQL`, `OpenAPI`, `Logging`, `Metrics`, `Tracing` and `ServiceLifecycle` traits (off by default), so a consumer that enables no trait
 // resolves nothing but Kiln itself.
 
 import PackageDescription
@@ -14,6 +14,20 @@ import PackageDescription
 let asyncHTTPClientTrait = "AsyncHTTPClient"
 let postgreSQLTrait = "PostgreSQL"
 let openAPITrait = "OpenAPI"
+let loggingTrait = "Logging"
+let metricsTrait = "Metrics"
+let tracingTrait = "Tracing"
+let serviceLifecycleTrait = "ServiceLifecycle"
+
+/// A product of a server-ecosystem package, only under its trait.
+func product(_ name: String, _ package: String, trait: String) -> Target.Dependency {
+  .product(name: name, package: package, condition: .when(traits: [trait]))
+}
+
+let logging = product("Logging", "swift-log", trait: loggingTrait)
+let metrics = product("Metrics", "swift-metrics", trait: metricsTrait)
+let tracing = product("Tracing", "swift-distributed-tracing", trait: tracingTrait)
+let serviceLifecycle = product("ServiceLifecycle", "swift-service-lifecycle", trait: serviceLifecycleTrait)
 
 // MARK: - Targets
 
@@ -84,6 +98,31 @@ let package = Package(
         its request pipeline, and conversions to and from apple/swift-http-types.
         """
     ),
+    .trait(
+      name: loggingTrait,
+      description: "Lets LoggingWatch and MetricsReporter log through an injected apple/swift-log Logger."
+    ),
+    .trait(
+      name: metricsTrait,
+      description: """
+        Adds MetricsReporter (Kiln's counters as apple/swift-metrics counters and gauges) and the \
+        RequestMetrics stage (a timer per request).
+        """
+    ),
+    .trait(
+      name: tracingTrait,
+      description: """
+        Adds apple/swift-distributed-tracing spans: the RequestTracing stage (a span per request, \
+        W3C trace context injected into outgoing requests) and traced queries.
+        """
+    ),
+    .trait(
+      name: serviceLifecycleTrait,
+      description: """
+        Makes Kiln's owners of background work swift-server/swift-service-lifecycle services that \
+        a ServiceGroup starts and shuts down gracefully.
+        """
+    ),
     .default(enabledTraits: []),
   ],
   dependencies: [
@@ -97,18 +136,34 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     // Test only: another OpenAPI transport for KilnNetworkTests' OpenAPIClientMiddleware suites.
     .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
+    // Under the Logging, Metrics, Tracing and ServiceLifecycle traits only.
+    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+    .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
   ],
   targets: [
     // Core: protocols and primitives, no I/O.
     module("_KilnSynchronization", package: "Core"),
-    module("KilnCore", package: "Core", dependencies: ["_KilnSynchronization"]),
+    module("KilnCore", package: "Core", dependencies: ["_KilnSynchronization", logging, metrics, serviceLifecycle]),
     module("KilnTesting", package: "Core", dependencies: ["KilnCore", "_KilnSynchronization"]),
-    tests(for: "KilnCore", package: "Core", dependencies: ["KilnTesting", "_KilnSynchronization"]),
+    tests(
+      for: "KilnCore", package: "Core",
+      dependencies: [
+        "KilnTesting", "_KilnSynchronization", logging, metrics, serviceLifecycle,
+        product("MetricsTestKit", "swift-metrics", trait: metricsTrait),
+        product("InMemoryLogging", "swift-log", trait: loggingTrait),
+      ]),
     tests(for: "KilnTesting", package: "Core", dependencies: ["KilnCore"]),
 
     // Query: decorators and coordinators (Bricks).
-    module("KilnQuery", package: "Query", dependencies: ["KilnCore", "_KilnSynchronization"]),
-    tests(for: "KilnQuery", package: "Query", dependencies: ["KilnCore", "KilnTesting"]),
+    module("KilnQuery", package: "Query", dependencies: ["KilnCore", "_KilnSynchronization", tracing]),
+    tests(
+      for: "KilnQuery", package: "Query",
+      dependencies: [
+        "KilnCore", "KilnTesting", tracing,
+        product("InMemoryTracing", "swift-distributed-tracing", trait: tracingTrait),
+      ]),
 
     // Storage: memory, disk, serializable, SQLite and PostgreSQL stores.
     .systemLibrary(
@@ -133,6 +188,7 @@ let package = Package(
           package: "postgres-nio",
           condition: .when(traits: [postgreSQLTrait])
         ),
+        serviceLifecycle,
       ]
     ),
     tests(
@@ -141,6 +197,7 @@ let package = Package(
       dependencies: [
         "KilnCore", "KilnTesting", "KilnStorageCrashWriter", "KilnPostgresChild", "_KilnTestServer",
         .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: [postgreSQLTrait])),
+        serviceLifecycle,
       ]
     ),
     // The child process of KilnStorageTests' crash suite: writes to a store until killed.
@@ -177,6 +234,7 @@ let package = Package(
         .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: [asyncHTTPClientTrait])),
         .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: [openAPITrait])),
         .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: [openAPITrait])),
+        logging, metrics, tracing, serviceLifecycle,
       ]
     ),
     tests(
@@ -187,13 +245,19 @@ let package = Package(
         .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: [openAPITrait])),
         .product(
           name: "OpenAPIURLSession", package: "swift-openapi-urlsession", condition: .when(traits: [openAPITrait])),
+        logging, metrics, tracing, serviceLifecycle,
+        product("InMemoryLogging", "swift-log", trait: loggingTrait),
+        product("MetricsTestKit", "swift-metrics", trait: metricsTrait),
+        product("InMemoryTracing", "swift-distributed-tracing", trait: tracingTrait),
       ],
       // The OpenAPI document and generator configuration of the generated test client
       // (Scripts/openapi-generate.sh).
       exclude: ["OpenAPI/openapi.yaml", "OpenAPI/openapi-generator-config.yaml"]),
 
     // Repository: single source of truth, loading states, pagination, loaders.
-    module("KilnRepository", package: "Repository", dependencies: ["KilnCore", "KilnStorage", "_KilnSynchronization"]),
+    module(
+      "KilnRepository", package: "Repository",
+      dependencies: ["KilnCore", "KilnStorage", "_KilnSynchronization", serviceLifecycle]),
     // The loaders over KilnNetwork's handler (SimpleNetworkLoader): the only part of the
     // repository that networks, so that `import KilnRepository` builds no KilnNetwork.
     module("KilnRepositoryNetwork", package: "Repository", dependencies: ["KilnRepository", "KilnNetwork"]),
@@ -210,6 +274,7 @@ let package = Package(
       for: "KilnRepositoryNetwork", package: "Repository",
       dependencies: [
         "KilnRepositoryTesting", "KilnTesting", "_KilnSynchronization", "_KilnTestServer", "KilnOutboxChild",
+        serviceLifecycle,
       ]),
     // The child process of KilnRepositoryNetworkTests' outbox kill test: writes until killed.
     .executableTarget(

@@ -1,3 +1,5 @@
+import _KilnSynchronization
+
 /// One exchange with an ``HTTPCache``: RFC 9111's decisions, run by both
 /// ``CachingTransport`` and the ``HTTPCaching`` stage over whatever sends to the origin.
 struct CacheExchange: Sendable {
@@ -13,7 +15,9 @@ struct CacheExchange: Sendable {
     -> HTTPResponse
   {
     let policy = cache.policy
+    let counters = cache.counters
     guard request.method == .get else {
+      counters.add(.bypassed)
       let response = try await send(request)
       for url in policy.invalidatedURLs(for: request, response: response) {
         await cache.invalidate(url)
@@ -23,9 +27,14 @@ struct CacheExchange: Sendable {
     let variants = await cache.storedResponses(for: request.url)
     let stored = variants.first { $0.matchesVary(of: request) }
     switch policy.decision(for: request, stored: stored ?? variants.first, now: cache.now()) {
-    case .serve(let response), .generate(let response):
+    case .serve(let response):
+      counters.add(.hits)
+      return response
+    case .generate(let response):
+      counters.add(.generated)
       return response
     case .serveStale(let response, let revalidation):
+      counters.add(.staleHits)
       if let stored {
         let exchange = self
         cache.revalidateInBackground(key: HTTPCache.key(for: request.url)) {
@@ -35,6 +44,12 @@ struct CacheExchange: Sendable {
       }
       return response
     case .forward(let forwarded, let reason):
+      switch reason {
+      case .stale: counters.add(.expired)
+      case .request: counters.add(.requestForwards)
+      case .bypass, .method: counters.add(.bypassed)
+      case .uriMiss, .varyMiss, .miss: counters.add(.misses)
+      }
       return try await forward(request, as: forwarded, stored: stored, reason: reason, send: send)
     }
   }
@@ -47,12 +62,16 @@ struct CacheExchange: Sendable {
   ) async throws(NetworkError) -> HTTPResponse {
     let policy = cache.policy
     let requestTime = cache.now()
+    let counters = cache.counters
+    let madeConditional = forwarded != request
     var response: HTTPResponse
     do {
       response = try await send(forwarded)
     } catch {
+      if madeConditional { counters.add(.revalidationFailures) }
       guard let stored, !error.isCancellation else { throw error }
       if let stale = policy.staleResponse(for: request, stored: stored, afterErrorStatus: nil, now: cache.now()) {
+        counters.add(.staleIfError)
         return stale
       }
       if Self.isUnreachable(error) {
@@ -61,7 +80,9 @@ struct CacheExchange: Sendable {
       throw error
     }
     var responseTime = cache.now()
-    let madeConditional = forwarded != request
+    if madeConditional {
+      counters.add(response.status == 304 ? .revalidatedNotModified : .revalidatedReplaced)
+    }
     if response.status == 304, let stored, madeConditional {
       if let updated = policy.updating(stored, with: response, requestTime: requestTime, responseTime: responseTime) {
         await cache.store(updated, for: request)
@@ -77,6 +98,7 @@ struct CacheExchange: Sendable {
       let stale = policy.staleResponse(
         for: request, stored: stored, afterErrorStatus: response.status, now: responseTime)
     {
+      counters.add(.staleIfError)
       return stale
     }
     var isStored = false

@@ -43,6 +43,14 @@ public final class HTTPCache: Sendable {
   /// The decoded form of the entries read or written last.
   let decoded = DecodedEntries()
   private let revalidations = KilnMutex<[String: Task<Void, Never>]>([:])
+  /// What the cache did: see ``statistics``.
+  let counters = AtomicCounters<HTTPCacheCounter>()
+
+  /// What the cache did since it was created: hits, misses, revalidations and their outcome,
+  /// stores. Reading it costs a few atomic loads.
+  public var statistics: HTTPCacheStatistics {
+    HTTPCacheStatistics(counters)
+  }
 
   /// Creates a cache over `store`.
   ///
@@ -99,6 +107,7 @@ public final class HTTPCache: Sendable {
       decoded.remember(variants, decodedFrom: entry.value, forKey: key)
       return variants
     } catch {
+      counters.add(.corruptEntries)
       decoded.forget(key)
       try? await store.removeValue(forKey: key)
       return []
@@ -138,7 +147,10 @@ public final class HTTPCache: Sendable {
     do {
       try await store.setValue(bytes, forKey: key, expiresAt: .distantFuture)
       decoded.remember(variants, decodedFrom: bytes, forKey: key)
+      counters.add(.stores)
+      counters.add(.storedBytes, bytes.count)
     } catch {
+      counters.add(.storeFailures)
       decoded.forget(key)
     }
   }
@@ -146,6 +158,7 @@ public final class HTTPCache: Sendable {
   /// Removes every stored response for `url`.
   public func invalidate(_ url: URL) async {
     let key = Self.key(for: url)
+    counters.add(.invalidations)
     decoded.forget(key)
     try? await store.removeValue(forKey: key)
   }

@@ -44,7 +44,10 @@ public struct AttemptTimeout: RequestMiddleware {
           return .failure(error)
         }
       },
-      timedOut: { .failure(.timedOut(limit)) },
+      timedOut: {
+        context.counters?.add(.attemptTimeouts)
+        return .failure(.timedOut(limit))
+      },
       cancelled: { .failure(.cancelled) }
     )
     return try outcome.get()

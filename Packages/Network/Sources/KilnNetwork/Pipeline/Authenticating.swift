@@ -1,3 +1,5 @@
+import _KilnSynchronization
+
 /// Adds the credential to each attempt and, when the server rejects it, refreshes it once and
 /// sends the attempt again: the authentication stage of the request pipeline.
 ///
@@ -25,7 +27,13 @@ public struct Authenticating: RequestMiddleware {
     let round = try await authentication.authenticate(&sent)
     let response = try await next.send(sent, context: context)
     guard authentication.isRejection(response, for: sent) else { return response }
-    try await authentication.refresh(rejectedGeneration: round)
+    context.counters?.add(.authenticationRejections)
+    do {
+      try await authentication.refresh(rejectedGeneration: round)
+    } catch {
+      if !error.isCancellation { context.counters?.add(.refreshFailures) }
+      throw error
+    }
     var again = request
     _ = try await authentication.authenticate(&again)
     return try await next.send(again, context: context)

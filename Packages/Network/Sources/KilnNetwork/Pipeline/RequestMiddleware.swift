@@ -1,3 +1,5 @@
+import _KilnSynchronization
+
 /// One stage of a request pipeline: it sees each request on its way to the transport and the
 /// response, or the error, on its way back.
 ///
@@ -63,6 +65,10 @@ public struct RequestContext: Sendable {
   /// Told as the body of each attempt arrives.
   public var progress: (@Sendable (DownloadProgress) -> Void)?
 
+  /// The counters of the chain the request goes through, set by ``RequestChain/send(_:context:)``;
+  /// Kiln's stages count into them.
+  var counters: RequestCounters?
+
   /// Creates a context.
   ///
   /// - Parameters:
@@ -110,7 +116,13 @@ public struct RequestNext: Sendable {
   /// - Throws: ``NetworkError`` when there is no response.
   public func send(_ request: HTTPRequest, context: RequestContext) async throws(NetworkError) -> HTTPResponse {
     guard let stage = middleware.first else {
-      return try await Self.transmit(request, options: context.transportOptions, through: transport)
+      guard let counters = context.counters else {
+        return try await Self.transmit(request, options: context.transportOptions, through: transport)
+      }
+      counters.add(.attempts)
+      let response = try await Self.transmit(request, options: context.transportOptions, through: transport)
+      counters.add(.receivedBytes, response.body.count)
+      return response
     }
     return try await stage.send(
       request, context: context, next: RequestNext(middleware: middleware.dropFirst(), transport: transport))
@@ -157,14 +169,28 @@ public struct RequestChain: Sendable {
   /// The stages, outermost (first to see a request) first.
   public let middleware: [any RequestMiddleware]
 
+  /// The chain's counters, shared by its copies and by ``replacingTransport(with:)``.
+  let counters: RequestCounters
+
+  /// What the chain did since it was created: requests, outcomes, attempts, retries,
+  /// refreshes, timeouts. Reading it costs a few atomic loads.
+  public var statistics: RequestStatistics {
+    RequestStatistics(counters)
+  }
+
   /// Creates a chain.
   ///
   /// - Parameters:
   ///   - transport: The transport at the end.
   ///   - middleware: The stages, outermost first; none by default.
   public init(transport: any Transport, middleware: [any RequestMiddleware] = []) {
+    self.init(transport: transport, middleware: middleware, counters: RequestCounters())
+  }
+
+  private init(transport: any Transport, middleware: [any RequestMiddleware], counters: RequestCounters) {
     self.transport = transport
     self.middleware = middleware
+    self.counters = counters
   }
 
   /// Sends `request` through every stage and the transport.
@@ -177,7 +203,20 @@ public struct RequestChain: Sendable {
   public func send(_ request: HTTPRequest, context: RequestContext = RequestContext()) async throws(NetworkError)
     -> HTTPResponse
   {
-    try await RequestNext(middleware: middleware[...], transport: transport).send(request, context: context)
+    var context = context
+    context.counters = counters
+    counters.add(.requests)
+    counters.add(.inFlight)
+    defer { counters.subtract(.inFlight) }
+    do {
+      let response = try await RequestNext(middleware: middleware[...], transport: transport)
+        .send(request, context: context)
+      counters.add(.statusClass(response.status))
+      return response
+    } catch {
+      counters.add(.failure(error))
+      throw error
+    }
   }
 
   /// The same stages in front of another transport.
@@ -185,7 +224,7 @@ public struct RequestChain: Sendable {
   /// - Parameter transport: The new transport.
   /// - Returns: A chain with this chain's stages and `transport`.
   public func replacingTransport(with transport: any Transport) -> RequestChain {
-    RequestChain(transport: transport, middleware: middleware)
+    RequestChain(transport: transport, middleware: middleware, counters: counters)
   }
 
   /// The first stage of type `Stage`, if the chain has one.

@@ -1,5 +1,6 @@
 public import Foundation
 import KilnCore
+import _KilnSynchronization
 
 /// Sends a failed request again as a ``NetworkHandler/RetryPolicy`` says: the stage of the
 /// request pipeline that retries.
@@ -44,7 +45,29 @@ public struct Retrying: RequestMiddleware {
     -> HTTPResponse
   {
     let rules = policy
-    let retryPolicy = rules.retryPolicy(for: request, now: now)
+    var retryPolicy = rules.retryPolicy(for: request, now: now)
+    let counters = context.counters
+    #if Tracing
+      let observed = counters != nil || RequestTracing.currentSpan != nil
+    #else
+      let observed = counters != nil
+    #endif
+    if observed {
+      // Counted (and traced) where the loop decides to retry.
+      let shouldRetry = retryPolicy.shouldRetry
+      retryPolicy.shouldRetry = { error, attempt in
+        guard shouldRetry(error, attempt) else { return false }
+        if case .status = error {
+          counters?.add(.retriesAfterStatus)
+        } else {
+          counters?.add(.retriesAfterError)
+        }
+        #if Tracing
+          RequestTracing.recordRetry(after: error, attempt: attempt)
+        #endif
+        return true
+      }
+    }
     do {
       return try await retryPolicy.run(clock: clock) { attempt throws(NetworkError) -> HTTPResponse in
         guard !Task.isCancelled else { throw .cancelled }

@@ -22,6 +22,8 @@ public struct LoggingWatch: NetworkWatch {
   public let logsHeaders: Bool
 
   private let log: @Sendable (String) -> Void
+  /// Whether an entry would be kept, asked before one is formatted (a logger's level).
+  private let isEnabled: @Sendable () -> Bool
 
   /// Creates a logging watch.
   ///
@@ -35,16 +37,26 @@ public struct LoggingWatch: NetworkWatch {
     logsHeaders: Bool = true,
     log: @escaping @Sendable (String) -> Void = { print($0) }
   ) {
+    self.init(redacting: redacting, logsHeaders: logsHeaders, isEnabled: { true }, log: log)
+  }
+
+  init(
+    redacting: Set<String>, logsHeaders: Bool, isEnabled: @escaping @Sendable () -> Bool,
+    log: @escaping @Sendable (String) -> Void
+  ) {
     self.redactedHeaders = HeaderRedaction.names(adding: redacting)
     self.logsHeaders = logsHeaders
+    self.isEnabled = isEnabled
     self.log = log
   }
 
   public func willSend(_ request: HTTPRequest, attempt: Int) {
+    guard isEnabled() else { return }
     log(entry("→ \(request.method) \(request.url.absoluteString) (attempt \(attempt))", request.headers))
   }
 
   public func didReceive(_ result: Result<HTTPResponse, NetworkError>, for request: HTTPRequest, attempt: Int) {
+    guard isEnabled() else { return }
     switch result {
     case .success(let response):
       log(

@@ -349,3 +349,28 @@ public struct MemoryCacheStatistics: Hashable, Sendable {
     self.rejections = rejections
   }
 }
+
+extension MemoryCache: CountingSource {
+  /// The cache's counters (see ``statistics``) and its size, named for export:
+  ///
+  /// | Name | Kind | Dimensions | Meaning |
+  /// |---|---|---|---|
+  /// | `kiln_memory_cache_lookups_total` | counter | `result`: `hit`, `miss` | reads; an expired entry is a miss |
+  /// | `kiln_memory_cache_evictions_total` | counter | | entries removed to respect the limits |
+  /// | `kiln_memory_cache_expirations_total` | counter | | expired entries removed |
+  /// | `kiln_memory_cache_rejections_total` | counter | | writes of a value that could not fit alone |
+  /// | `kiln_memory_cache_entries` | gauge | | entries held, expired ones not yet removed included |
+  /// | `kiln_memory_cache_cost` | gauge | | the sum of the entries' costs |
+  public func counterReadings() -> [CounterReading] {
+    let (statistics, count, cost) = state.withLock { ($0.statistics, $0.table.count, $0.table.totalCost) }
+    return [
+      CounterReading("kiln_memory_cache_lookups_total", [("result", "hit")], value: statistics.hits),
+      CounterReading("kiln_memory_cache_lookups_total", [("result", "miss")], value: statistics.misses),
+      CounterReading("kiln_memory_cache_evictions_total", value: statistics.evictions),
+      CounterReading("kiln_memory_cache_expirations_total", value: statistics.expirations),
+      CounterReading("kiln_memory_cache_rejections_total", value: statistics.rejections),
+      CounterReading("kiln_memory_cache_entries", value: count, kind: .gauge),
+      CounterReading("kiln_memory_cache_cost", value: cost, kind: .gauge),
+    ]
+  }
+}

@@ -1,4 +1,7 @@
 #if PostgreSQL
+  #if ServiceLifecycle
+    import ServiceLifecycle
+  #endif
   public import Foundation
   import PostgresNIO
   import Synchronization
@@ -223,6 +226,15 @@
     /// Run it beside the client: `async let _ = cache.run()`, a task group, or a
     /// swift-service-lifecycle `ServiceGroup`.
     public func run() async {
+      #if ServiceLifecycle
+        // In a ServiceGroup, a graceful shutdown ends the loop as a cancellation does.
+        await cancelWhenGracefulShutdown { await self.runUntilCancelled() }
+      #else
+        await runUntilCancelled()
+      #endif
+    }
+
+    private func runUntilCancelled() async {
       while !Task.isCancelled {
         do {
           try await store.client.withConnection { connection in

@@ -1,4 +1,7 @@
 #if PostgreSQL
+  #if ServiceLifecycle
+    import ServiceLifecycle
+  #endif
   public import Foundation
   public import PostgresNIO
 
@@ -31,9 +34,8 @@
   ///
   /// - Important: The store does not own the `PostgresClient`: run the client (`client.run()`,
   ///   or add it to a swift-service-lifecycle `ServiceGroup`) for as long as the store is
-  ///   used. ``run()`` has the same shape as `Service.run()`, so
-  ///   `extension PostgresStore: @retroactive Service {}` lets a `ServiceGroup` run the sweep
-  ///   too.
+  ///   used. With the `ServiceLifecycle` trait the store is a `Service`: a `ServiceGroup` runs
+  ///   its sweeps too, and ends them on a graceful shutdown.
   public final class PostgresStore<Key: Hashable & Sendable, Value: Sendable>: KeyValueStore, Sendable {
     /// The connection pool the store runs its statements on.
     public let client: PostgresClient
@@ -310,6 +312,15 @@
     /// Run it beside the client: `async let _ = store.run()`, a task group, or a
     /// swift-service-lifecycle `ServiceGroup`.
     public func run() async {
+      #if ServiceLifecycle
+        // In a ServiceGroup, a graceful shutdown ends the loop as a cancellation does.
+        await cancelWhenGracefulShutdown { await self.runUntilCancelled() }
+      #else
+        await runUntilCancelled()
+      #endif
+    }
+
+    private func runUntilCancelled() async {
       while !Task.isCancelled {
         do {
           try await clock.sleep(for: sweepInterval)
