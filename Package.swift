@@ -269,7 +269,7 @@ let package = Package(
     module("KilnSwiftUI", package: "Repository", dependencies: ["KilnRepository"]),
     tests(
       for: "KilnRepository", package: "Repository",
-      dependencies: ["KilnCore", "KilnTesting", "KilnRepositoryTesting", "_KilnSynchronization"]),
+      dependencies: ["KilnCore", "KilnTesting", "KilnRepositoryTesting", "_KilnSynchronization", serviceLifecycle]),
     tests(
       for: "KilnRepositoryNetwork", package: "Repository",
       dependencies: [
@@ -311,6 +311,8 @@ let package = Package(
       name: "KilnIntegrationTests",
       dependencies: [
         "KilnQuery", "KilnStorage", "KilnNetwork", "KilnDispatch", "KilnTesting", "_KilnTestServer",
+        metrics, serviceLifecycle, product("MetricsTestKit", "swift-metrics", trait: metricsTrait),
+        product("UnixSignals", "swift-service-lifecycle", trait: serviceLifecycleTrait),
       ],
       path: "Tests/KilnIntegrationTests"
     ),

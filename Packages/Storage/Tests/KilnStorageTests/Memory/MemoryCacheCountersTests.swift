@@ -1,0 +1,68 @@
+import Foundation
+import KilnCore
+import KilnStorage
+import KilnTesting
+import Testing
+
+@Suite("MemoryCache's counters as readings")
+struct MemoryCacheCountersTests {
+  @Test("readings give the statistics and the size under their export names")
+  func readings() {
+    let date = Date(timeIntervalSince1970: 0)
+    let cache = MemoryCache<String, Int>(countLimit: 2, entryLifetime: .seconds(60), now: { date })
+    cache["a"] = 1
+    cache["b"] = 2
+    cache["c"] = 3  // evicts "a"
+    _ = cache["b"]
+    _ = cache["a"]
+    let readings = cache.counterReadings()
+    func value(_ name: String, _ dimensions: [(String, String)] = []) -> Int? {
+      readings.first { $0.name == name && $0.dimensions.elementsEqual(dimensions) { $0 == $1 } }?.value
+    }
+    #expect(value("kiln_memory_cache_lookups_total", [("result", "hit")]) == 1)
+    #expect(value("kiln_memory_cache_lookups_total", [("result", "miss")]) == 1)
+    #expect(value("kiln_memory_cache_evictions_total") == 1)
+    #expect(value("kiln_memory_cache_entries") == 2)
+    #expect(readings.first { $0.name == "kiln_memory_cache_entries" }?.kind == .gauge)
+    #expect(value("kiln_memory_cache_cost") == cache.totalCost)
+  }
+}
+
+#if ServiceLifecycle
+  import Logging
+  import ServiceLifecycle
+
+  @Suite("SQLiteStore in a ServiceGroup (ServiceLifecycle trait)", .timeLimit(.minutes(1)))
+  struct SQLiteStoreServiceTests {
+    @Test("a graceful shutdown closes the store after every acknowledged write; a new store reads them all")
+    func gracefulShutdown() async throws {
+      try await withTemporaryDirectory { directory in
+        let url = directory.appending(path: "cache.sqlite")
+        let store = try SQLiteStore<String, Int>(url: url)
+        let group = ServiceGroup(
+          configuration: ServiceGroupConfiguration(services: [store], logger: Logger(label: "test")))
+        let running = Task { try await group.run() }
+        let acknowledged = await withTaskGroup(of: Int?.self) { writers in
+          for index in 0..<200 {
+            writers.addTask { (try? await store.setValue(index, forKey: "k\(index)")) == nil ? nil : index }
+          }
+          return await writers.reduce(into: [Int]()) { if let index = $1 { $0.append(index) } }
+        }
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(acknowledged.count == 200)
+        let late = await #expect(throws: SQLiteStoreError.self) { try await store.setValue(1, forKey: "late") }
+        guard case .closed = late else {
+          Issue.record("a write after the shutdown threw \(String(describing: late)), not .closed")
+          return
+        }
+
+        let reopened = try SQLiteStore<String, Int>(url: url)
+        for index in acknowledged {
+          #expect(try await reopened.value(forKey: "k\(index)") == index)
+        }
+        await reopened.close()
+      }
+    }
+  }
+#endif
