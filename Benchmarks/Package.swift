@@ -21,7 +21,14 @@ let package = Package(
     // The PostgreSQL trait for PostgresBenchmarks (PostgresStore against PostgresClient), the
     // AsyncHTTPClient trait for NetworkBenchmarks (AsyncHTTPClientTransport), the OpenAPI trait
     // for OpenAPIBenchmarks (OpenAPIClientTransport).
-    .package(name: "Kiln", path: "..", traits: ["PostgreSQL", "AsyncHTTPClient", "OpenAPI"]),
+    // Logging, Metrics, Tracing and ServiceLifecycle for ObservationBenchmarks (in NetworkBenchmarks).
+    .package(
+      name: "Kiln", path: "..",
+      traits: ["PostgreSQL", "AsyncHTTPClient", "OpenAPI", "Logging", "Metrics", "Tracing", "ServiceLifecycle"]),
+    // The no-op backends ObservationBenchmarks bootstraps, and the Logger it injects.
+    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+    .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
     // OpenAPIBenchmarks' baseline: the generated client over swift-openapi-async-http-client.
     .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
     .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
@@ -59,6 +66,10 @@ let package = Package(
           .product(name: "KilnRepository", package: "Kiln"),
           .product(name: "KilnRepositoryNetwork", package: "Kiln"),
           .product(name: "KilnDispatch", package: "Kiln"),
+          .product(name: "Logging", package: "swift-log"),
+          .product(name: "CoreMetrics", package: "swift-metrics"),
+          .product(name: "Tracing", package: "swift-distributed-tracing"),
+          .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
         ],
         path: "Benchmarks/\(name)",
         exclude: ["targets.tsv"],

@@ -128,4 +128,6 @@ let benchmarks: @Sendable () -> Void = {
   stageCostBenchmarks()
   // An offline outbox replaying its queue (OutboxReplayBenchmarks.swift).
   outboxReplayBenchmarks()
+  // What Kiln's logging, metrics and tracing integrations cost (ObservationBenchmarks.swift).
+  observationBenchmarks()
 }

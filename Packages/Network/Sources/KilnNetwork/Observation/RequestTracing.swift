@@ -27,6 +27,9 @@
   /// `traceparent` and `tracestate` with an OpenTelemetry tracer) before the request goes on,
   /// so the service called continues the same trace.
   ///
+  /// With the `NoOpTracer` (nothing bootstrapped) the stage hands each request straight on, at
+  /// the cost of a branch.
+  ///
   /// **Where to put it.** Outermost, it traces each request once, cache hits included. Put a
   /// second one innermost (inside ``Retrying``) to trace each attempt as a child span: the
   /// header then names the attempt's span.
@@ -40,7 +43,13 @@
     ///   `InstrumentationSystem`.
     public init(tracer: any Tracer = InstrumentationSystem.tracer) {
       self.tracer = tracer
+      passesThrough = tracer is NoOpTracer
     }
+
+    /// Whether the tracer is swift-distributed-tracing's `NoOpTracer` (what
+    /// `InstrumentationSystem` gives when nothing was bootstrapped): it records nothing and
+    /// injects nothing, so the stage hands requests straight on.
+    private let passesThrough: Bool
 
     /// The span of the request the current task is sending, set by the innermost
     /// ``RequestTracing`` stage around it: ``Retrying`` adds its events to it.
@@ -49,9 +58,13 @@
     public func send(_ request: HTTPRequest, context: RequestContext, next: RequestNext) async throws(NetworkError)
       -> HTTPResponse
     {
+      if passesThrough { return try await next.send(request, context: context) }
       let parent = ServiceContext.current ?? .topLevel
       let span = tracer.startSpan(request.method.rawValue, context: parent, ofKind: .client)
-      Self.describe(request, attempt: context.attempt, in: span)
+      // A span the tracer does not record (sampled out, or a no-op tracer) gets no attributes:
+      // building them (the URL's parts, the redacted URL) is most of the stage's cost.
+      let isRecording = span.isRecording
+      if isRecording { Self.describe(request, attempt: context.attempt, in: span) }
       var sent = request
       tracer.inject(span.context, into: &sent.headers, using: HTTPHeadersInjector())
       let result: Result<HTTPResponse, NetworkError> = await ServiceContext.withValue(span.context) {
@@ -64,6 +77,8 @@
         }
       }
       switch result {
+      case .success where !isRecording:
+        break
       case .success(let response):
         span.attributes["http.response.status_code"] = response.status
         if let status = response.cacheStatus {

@@ -70,6 +70,16 @@ import _KilnTestServer
       try await server.stop()
     }
 
+    @Test("with the no-op tracer the stage hands the request on untouched")
+    func noOpTracer() async throws {
+      let transport = StubTransport(replies: [.status(200)])
+      let chain = RequestChain(transport: transport, middleware: [RequestTracing(tracer: NoOpTracer())])
+      let request = HTTPRequest(url: URL(string: "https://api.example.com/a")!, headers: ["Accept": "text/plain"])
+      let response = try await chain.send(request)
+      #expect(response.status == 200)
+      #expect(transport.requests == [request])
+    }
+
     @Test("a cache hit is one span with kiln.cache.hit, and a failure records its error type")
     func cacheAndFailure() async throws {
       let tracer = InMemoryTracer()

@@ -18,6 +18,8 @@
     public let tracer: any Tracer
 
     public func load() async throws(Failure) -> Success {
+      // The no-op tracer (nothing bootstrapped) records and propagates nothing.
+      if tracer is NoOpTracer { return try await upstream.load() }
       let span = tracer.startSpan(operationName, context: ServiceContext.current ?? .topLevel, ofKind: .internal)
       let result: Result<Success, Failure> = await ServiceContext.withValue(span.context) {
         do throws(Failure) {

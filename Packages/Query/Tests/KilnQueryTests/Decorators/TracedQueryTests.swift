@@ -31,6 +31,17 @@
       #expect(spans[0].status == nil)
     }
 
+    @Test("with the no-op tracer a load runs as the upstream's, in the caller's context")
+    func noOpTracer() async throws {
+      let tracer = InMemoryTracer()
+      let caller = tracer.startSpan("request")
+      let seen = try await ServiceContext.withValue(caller.context) {
+        try await SpanReporting().traced("load", tracer: NoOpTracer()).load()
+      }
+      #expect(seen == caller.spanContext.spanID)
+      #expect(try await TypedQuery(outcome: .success(7)).traced("load", tracer: NoOpTracer()).load() == 7)
+    }
+
     @Test("a failed load records its typed error on the span and passes it on unchanged")
     func failure() async {
       let tracer = InMemoryTracer()
