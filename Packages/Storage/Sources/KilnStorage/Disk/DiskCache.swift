@@ -1,4 +1,5 @@
 public import Foundation
+import _KilnSynchronization
 
 /// A persistent cache that keeps each entry in its own file under a directory, with a
 /// size limit enforced on every write and least-recently-used eviction.
@@ -52,6 +53,8 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
   private let now: @Sendable () -> Date
   private let digest: @Sendable (UnsafeRawBufferPointer) -> KeyDigest
   private let index: DiskIndex
+  /// What the cache did: see `statistics`.
+  let counters: StoreCounters
   private let accesses: AccessLog
   /// Names of the files written before they are renamed over an entry.
   let temporaryNames = TemporaryNames(prefix: DiskIndex.temporaryPrefix)
@@ -113,6 +116,7 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
     self.digest = digest
     let accesses = AccessLog(capacity: accessLogCapacity)
     self.accesses = accesses
+    counters = StoreCounters()
     index = DiskIndex(
       directory: path, sizeLimit: sizeLimit, syncDirectory: durability == .powerLoss ? directorySync : nil,
       accesses: accesses)
@@ -136,12 +140,17 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
     }
     switch try read.get() {
     case nil, .otherKey?:
+      counters.add(.misses)
       return nil
     case .corrupt(let identity)?:
+      counters.add(.misses)
+      counters.add(.unreadableEntries)
       await index.remove(digest, ifStill: identity)
       return nil
     case .entry(let storedAt, let expiresAt, let bytes, let identity, let modified)?:
       if expiresAt != .infinity, now().timeIntervalSinceReferenceDate > expiresAt {
+        counters.add(.misses)
+        counters.add(.expiredReads)
         await index.remove(digest, ifStill: identity)
         return nil
       }
@@ -150,9 +159,12 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
         value = try valueCodec.decode(bytes)
       } catch {
         // Written by another version of the value type: unreadable, so a miss.
+        counters.add(.misses)
+        counters.add(.unreadableEntries)
         await index.remove(digest, ifStill: identity)
         return nil
       }
+      counters.add(.hits)
       accesses.record(digest)
       // Persist recency coarsely, for the order of eviction after a restart.
       if POSIX.fileSystemNow() - modified > 60 { POSIX.touch(filePath(digest)) }
@@ -234,7 +246,10 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
       throw DiskCacheError.fileSystem(error)
     }
     // From here on the write completes even if the task is cancelled: it is one rename.
-    try await index.commit(temporary: temporary, digest: encodedKeyDigest(keyBytes), size: file.count)
+    let evicted = try await index.commit(temporary: temporary, digest: encodedKeyDigest(keyBytes), size: file.count)
+    counters.add(.writes)
+    counters.add(.writtenBytes, file.count)
+    if evicted > 0 { counters.add(.evictions, evicted) }
   }
 
   /// Removes the entry stored under `key`, if any.
@@ -242,6 +257,7 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
   /// - Throws: ``DiskCacheError/fileSystem(_:)`` when the file cannot be deleted.
   public func removeValue(forKey key: Key) async throws(DiskCacheError) {
     try await index.remove(encodedKeyDigest(try encode(key)))
+    counters.add(.removals)
   }
 
   /// Removes every entry file in the directory.
@@ -265,7 +281,9 @@ public final class DiskCache<Key: Hashable & Sendable, Value: Sendable>: KeyValu
   /// - Throws: ``DiskCacheError/fileSystem(_:)`` when the directory cannot be listed.
   @discardableResult
   public func removeExpired() async throws(DiskCacheError) -> Int {
-    try await removeExpired(beforeRemoving: {})
+    let removed = try await removeExpired(beforeRemoving: {})
+    counters.add(.expirations, removed)
+    return removed
   }
 
   /// ``removeExpired()``, running `beforeRemoving` between reading the headers and

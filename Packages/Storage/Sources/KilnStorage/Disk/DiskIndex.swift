@@ -101,7 +101,9 @@ actor DiskIndex {
 
   /// Publishes a written temporary file as the entry for `digest` and evicts least
   /// recently used entries until the size limit holds.
-  func commit(temporary: String, digest: KeyDigest, size: Int) async throws(DiskCacheError) {
+  /// - Returns: The number of entries evicted.
+  @discardableResult
+  func commit(temporary: String, digest: KeyDigest, size: Int) async throws(DiskCacheError) -> Int {
     do {
       try await ensureLoaded()
     } catch {
@@ -120,6 +122,7 @@ actor DiskIndex {
     for node in discards.evicted { try? POSIX.remove(path(for: node.key)) }
     // One sync makes the rename and the evictions' unlinks durable together.
     try sync()
+    return discards.evicted.count
   }
 
   /// Removes the entry for `digest`.

@@ -42,6 +42,8 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
 
   private let path: String
   private let writer: SQLiteWriter
+  /// What the store did: see `statistics`.
+  let counters = StoreCounters()
   private let readers = KilnMutex(ReaderPool())
   private let keyCodec: StoreCodec<Key>
   private let valueCodec: StoreCodec<Value>
@@ -126,9 +128,21 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
       guard try statement.step() else { return nil }
       return (statement.data(at: 0), statement.double(at: 1) ?? 0, statement.double(at: 2))
     }
-    guard let row else { return nil }
-    if let expiresAt = row.expiresAt, now().timeIntervalSinceReferenceDate > expiresAt { return nil }
-    guard let value = try? valueCodec.decode(row.value) else { return nil }
+    guard let row else {
+      counters.add(.misses)
+      return nil
+    }
+    if let expiresAt = row.expiresAt, now().timeIntervalSinceReferenceDate > expiresAt {
+      counters.add(.misses)
+      counters.add(.expiredReads)
+      return nil
+    }
+    guard let value = try? valueCodec.decode(row.value) else {
+      counters.add(.misses)
+      counters.add(.unreadableEntries)
+      return nil
+    }
+    counters.add(.hits)
     return CacheEntry(
       value: value, storedAt: Date(timeIntervalSinceReferenceDate: row.storedAt),
       expiresAt: row.expiresAt.map(Date.init(timeIntervalSinceReferenceDate:)))
@@ -192,6 +206,8 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
     try await writer.write(
       rows, storedAt: stamp.timeIntervalSinceReferenceDate, expiresAt: expiry?.timeIntervalSinceReferenceDate,
       now: stamp.timeIntervalSinceReferenceDate)
+    counters.add(.writes, rows.count)
+    counters.add(.writtenBytes, rows.reduce(0) { $0 + $1.key.count + $1.value.count })
   }
 
   /// Stores every entry of a dictionary in one transaction: all of them or, on error, none.
@@ -209,6 +225,7 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   /// - Throws: ``SQLiteStoreError``.
   public func removeValue(forKey key: Key) async throws(SQLiteStoreError) {
     try await writer.remove(try encode(key))
+    counters.add(.removals)
   }
 
   /// Removes every entry of this store's table.
@@ -224,7 +241,9 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   /// - Throws: ``SQLiteStoreError``.
   @discardableResult
   public func removeExpired() async throws(SQLiteStoreError) -> Int {
-    try await writer.removeExpired(now: now().timeIntervalSinceReferenceDate)
+    let removed = try await writer.removeExpired(now: now().timeIntervalSinceReferenceDate)
+    counters.add(.expirations, removed)
+    return removed
   }
 
   /// Copies the write-ahead log into the database file and truncates the log.
