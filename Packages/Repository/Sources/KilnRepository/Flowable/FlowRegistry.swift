@@ -36,6 +36,8 @@ final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sendable {
   /// Whether any invalidation was recorded (they are never removed): until then
   /// ``isInvalidated(_:cachedAt:)`` answers without the lock, on every subscription.
   private let hasInvalidations = Atomic(false)
+  /// What the params' coordinators did: see `Repository.statistics`.
+  let counters = RepositoryCounters()
 
   init(
     releaseAfter: Duration, abandonedFetch: AbandonedFetchPolicy, clock: any Clock<Duration>,

@@ -47,7 +47,10 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   /// the cache write enqueued, if any, for ``finish(_:)``.
   @discardableResult
   private func perform(_ actions: Machine.Actions, fetch: Fetch? = nil) -> Task<Void, Never>? {
-    if let snapshot = actions.emit { broadcaster.emit(snapshot) }
+    if let snapshot = actions.emit {
+      registry.counters.add(.emissions)
+      broadcaster.emit(snapshot)
+    }
     if let generation = actions.cancel, let current = fetchTask, current.generation == generation {
       current.task.cancel()
     }
@@ -56,6 +59,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     if let start = actions.start {
       guard let fetch else { preconditionFailure("FlowStateMachine started a fetch without a fetcher") }
       let param = self.param
+      registry.counters.add(.fetches)
       let task = Task {
         let result = await Result(awaiting: { try await fetch(param, start.stale) })
         await self.fetchFinished(start.generation, result)
@@ -63,12 +67,20 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
       }
       fetchTask = (start.generation, task)
     }
-    let written = actions.write.map { writes.enqueue($0.data, cachedAt: $0.cachedAt) }
+    let written = actions.write.map { write in
+      registry.counters.add(.cacheWrites)
+      return writes.enqueue(write.data, cachedAt: write.cachedAt)
+    }
     syncMirror()
     return written
   }
 
   private func fetchFinished(_ generation: UInt64, _ result: Result<Data, any Error>) async {
+    if case .success = result {
+      registry.counters.add(.fetchSuccesses)
+    } else {
+      registry.counters.add(.fetchFailures)
+    }
     await finish(perform(machine.fetchFinished(generation, result, now: source.cacher.now())))
     scheduleReleaseIfIdle()
   }
@@ -109,6 +121,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   /// Reads the cache after every write enqueued so far.
   private func readCache() async -> Machine.CacheReading {
     if let pending = writes.pending { await pending.value }
+    registry.counters.add(.cacheReads)
     if let reading = source.readInPlace(param, registry: registry) { return reading }
     return await source.read(param, registry: registry)
   }
@@ -145,6 +158,7 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
 
   /// Validates and waits for the fetch it needs, if any.
   func validate(fetch: @escaping Fetch) async {
+    if machine.fetch != nil { registry.counters.add(.fetchJoins) }
     if await ensureValid(fetch) { _ = await waitForFetch() }
   }
 
@@ -168,7 +182,11 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
       return data
     case .both:
       if machine.fetch == nil, let data = machine.validCached(await readCache()), machine.fetch == nil { return data }
-      if machine.fetch == nil { perform(machine.startFetch(), fetch: fetch) }
+      if machine.fetch == nil {
+        perform(machine.startFetch(), fetch: fetch)
+      } else {
+        registry.counters.add(.fetchJoins)
+      }
       let fetched = try await waitForFetch().get()
       guard !machine.overlays.isEmpty else { return fetched }
       guard let shown = machine.shown(fetched) else { throw NoSuchElementError() }
