@@ -4,6 +4,7 @@
   #endif
   public import Foundation
   public import PostgresNIO
+  import _KilnSynchronization
 
   /// A `KeyValueStore` in a PostgreSQL table, shared by every process and machine that opens
   /// the same table.
@@ -77,6 +78,8 @@
     let valueCodec: StoreCodec<Value>
     let now: @Sendable () -> Date
     let clock: any Clock<Duration>
+    /// What the store did: see ``statistics``.
+    let counters = StoreCounters()
     let sql: Statements
     /// The deadlines of the operations in flight, or `nil` without an ``operationTimeout``.
     let deadlines: OperationDeadlines?
@@ -183,16 +186,21 @@
       let keyBytes = try encode(key)
       let instant = now()
       let query = sql.select(key: keyBytes, now: instant)
-      return try await perform { [valueCodec] connection in
+      let found = try await perform { [valueCodec, counters] connection in
         var found: CacheEntry<Value>?
         for row in try await LeasedStatement.run(query, on: connection).rows {
           guard let (bytes, storedAt, expiresAt) = try? row.decode((ByteBuffer, Date, Date?).self),
             let value = try? valueCodec.decode(Data(bytes.readableBytesView))
-          else { continue }
+          else {
+            counters.add(.unreadableEntries)
+            continue
+          }
           found = CacheEntry(value: value, storedAt: storedAt, expiresAt: expiresAt)
         }
         return found
       }
+      counters.add(found == nil ? .misses : .hits)
+      return found
     }
 
     /// The number of entries that have not expired.
@@ -230,6 +238,8 @@
       _ = try await perform { connection in
         try await LeasedStatement.run(query, on: connection, confirmingCommit: true)
       }
+      counters.add(.writes)
+      counters.add(.writtenBytes, keyBytes.count + valueBytes.count)
     }
 
     /// Stores many values in one statement: all of them or, on error, none.
@@ -265,6 +275,8 @@
       _ = try await perform { connection in
         try await LeasedStatement.run(query, on: connection, confirmingCommit: true)
       }
+      counters.add(.writes, keys.count)
+      counters.add(.writtenBytes, keys.reduce(0) { $0 + $1.count } + values.reduce(0) { $0 + $1.count })
     }
 
     /// Removes the entry stored under `key`, if any (and notifies the other nodes).
@@ -275,6 +287,7 @@
       _ = try await perform { connection in
         try await LeasedStatement.run(query, on: connection, confirmingCommit: true)
       }
+      counters.add(.removals)
     }
 
     /// Removes every entry of this store's table (and notifies the other nodes).
@@ -295,7 +308,7 @@
     public func removeExpired() async throws -> Int {
       let query = sql.deleteExpired(now: now())
       let leases = sql.deleteExpiredLeases()
-      return try await perform { connection in
+      let deleted = try await perform { connection in
         var deleted = 0
         for row in try await LeasedStatement.run(query, on: connection).rows {
           deleted = Int(try row.decode(Int64.self))
@@ -303,6 +316,8 @@
         _ = try await LeasedStatement.run(leases, on: connection)
         return deleted
       }
+      counters.add(.expirations, deleted)
+      return deleted
     }
 
     /// Deletes expired rows every ``sweepInterval`` on the injected clock until the task is
@@ -449,6 +464,21 @@
     /// Reads every row so the connection returns to the pool (and errors surface).
     func drain() async throws {
       for try await _ in self {}
+    }
+  }
+
+  extension PostgresStore: CountingSource {
+    /// What the store did since it was created in this process: see ``StoreStatistics``
+    /// (expired rows are never read, so ``StoreStatistics/expiredReads`` and
+    /// ``StoreStatistics/evictions`` stay 0).
+    public var statistics: StoreStatistics {
+      StoreStatistics(counters)
+    }
+
+    /// ``statistics`` named for export, with the prefix `kiln_postgres_store` (the names of
+    /// ``DiskCache/counterReadings()``).
+    public func counterReadings() -> [CounterReading] {
+      statistics.readings(prefix: "kiln_postgres_store")
     }
   }
 #endif

@@ -1,4 +1,5 @@
 public import Foundation
+import _KilnSynchronization
 
 /// A memory cache in front of a slower store: reads fall through and promote, writes go to
 /// both, one lifetime for both tiers.
@@ -40,6 +41,8 @@ where Disk.Key == Key, Disk.Value == Value {
   /// Writes and removals in progress, so that a slow read does not promote a value they
   /// replaced.
   private let writes = WriteEpochs()
+  /// Where reads were answered: see ``counterReadings()``.
+  private let counters = AtomicCounters<TierCounter>()
 
   /// Puts `memory` in front of `disk`.
   ///
@@ -67,12 +70,19 @@ where Disk.Key == Key, Disk.Value == Value {
   ///
   /// - Throws: What the second tier throws.
   public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
-    if let hit = memory.entry(forKey: key) { return hit }
+    if let hit = memory.entry(forKey: key) {
+      counters.add(.memoryHits)
+      return hit
+    }
     // Taken before the second tier is read, checked under the memory tier's lock when
     // promoting: a write or removal that began in between has stored something newer (or
     // nothing) in both tiers, and must win.
     let snapshot = writes.snapshot(key)
-    guard let entry = try await disk.entry(forKey: key) else { return nil }
+    guard let entry = try await disk.entry(forKey: key) else {
+      counters.add(.misses)
+      return nil
+    }
+    counters.add(.secondTierHits)
     if let snapshot {
       memory.setEntry(entry, forKey: key, if: { writes.isUnchanged(key, since: snapshot) })
     }
@@ -120,5 +130,27 @@ where Disk.Key == Key, Disk.Value == Value {
     defer { writes.endAll() }
     memory.removeAll()
     try await disk.removeAll()
+  }
+}
+
+/// Where a ``TieredCache`` answered a read.
+enum TierCounter: Int, CaseIterable {
+  case memoryHits, secondTierHits, misses
+}
+
+extension TieredCache: CountingSource {
+  /// Where reads were answered, named for export (each tier's own counters are its own:
+  /// register ``memory`` and ``disk`` too for theirs):
+  ///
+  /// | Name | Kind | Dimensions | Meaning |
+  /// |---|---|---|---|
+  /// | `kiln_tiered_cache_lookups_total` | counter | `result`: `memory_hit`, `second_tier_hit`, `miss` | reads answered by the memory tier, by the second tier (then copied into memory), or by neither |
+  public func counterReadings() -> [CounterReading] {
+    let name = "kiln_tiered_cache_lookups_total"
+    return [
+      CounterReading(name, [("result", "memory_hit")], value: counters[.memoryHits]),
+      CounterReading(name, [("result", "second_tier_hit")], value: counters[.secondTierHits]),
+      CounterReading(name, [("result", "miss")], value: counters[.misses]),
+    ]
   }
 }

@@ -87,4 +87,25 @@ struct StoreCountersTests {
       await store.close()
     }
   }
+
+  @Test("TieredCache counts where each read was answered: memory, the second tier (real files), or neither")
+  func tiered() async throws {
+    try await withTemporaryDirectory { directory in
+      let memory = MemoryCache<String, String>(entryLifetime: nil)
+      let disk = try DiskCache<String, String>(directory: directory)
+      let cache = TieredCache(memory: memory, disk: disk)
+      try await disk.setValue("from disk", forKey: "d", expiresAt: nil)
+      try await cache.setValue("both", forKey: "b", expiresAt: nil)
+      #expect(try await cache.value(forKey: "b") == "both")  // memory
+      #expect(try await cache.value(forKey: "d") == "from disk")  // second tier, promoted
+      #expect(try await cache.value(forKey: "d") == "from disk")  // memory now
+      #expect(try await cache.value(forKey: "x") == nil)
+      let readings = cache.counterReadings()
+      #expect(value(readings, "kiln_tiered_cache_lookups_total", [("result", "memory_hit")]) == 2)
+      #expect(value(readings, "kiln_tiered_cache_lookups_total", [("result", "second_tier_hit")]) == 1)
+      #expect(value(readings, "kiln_tiered_cache_lookups_total", [("result", "miss")]) == 1)
+      #expect(disk.statistics.hits == 1)
+      #expect(disk.statistics.misses == 1)
+    }
+  }
 }
