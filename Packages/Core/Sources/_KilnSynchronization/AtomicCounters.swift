@@ -16,6 +16,8 @@ where Counter.RawValue == Int {
   /// Creates the counters, all zero.
   package init() {
     count = Counter.allCases.count
+    precondition(
+      Counter.allCases.map(\.rawValue) == Array(0..<count), "AtomicCounters needs raw values 0, 1, 2, … in order")
     slots = .allocate(capacity: count)
     for index in 0..<count {
       (slots + index).initialize(to: Atomic(0))

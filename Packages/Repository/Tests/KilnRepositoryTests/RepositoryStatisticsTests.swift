@@ -18,7 +18,7 @@ struct RepositoryStatisticsTests {
     await fetcher.waitForCall(0)
     // Two callers who want data from cache or origin join the fetch in flight.
     let joiners = (0..<2).map { _ in Task { try await flowable.requireData(from: .both) } }
-    while repository.statistics.fetchJoins < 2 { await Task.yield() }
+    try #require(await poll(timeout: .seconds(30)) { repository.statistics.fetchJoins == 2 })
     fetcher.succeed(0, with: 7)
     for joiner in joiners { #expect(try await joiner.value == 7) }
     await states.waitForState { $0.content == 7 }

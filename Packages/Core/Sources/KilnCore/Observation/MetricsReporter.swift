@@ -22,14 +22,16 @@
   /// MetricsSystem.bootstrap(PrometheusMetricsFactory())   // once, in main
   ///
   /// let reporter = MetricsReporter(interval: .seconds(10))
-  /// reporter.register(handler, as: "payments")       // kiln_http_client_*{kiln_source="payments"}
-  /// reporter.register(httpCache, as: "shared")        // kiln_http_cache_*{kiln_source="shared"}
+  /// reporter.register(handler, as: "payments")       // kiln_http_client_* and its HTTP cache's kiln_http_cache_*
   /// reporter.register(thumbnails, as: "thumbnails")   // kiln_memory_cache_*{kiln_source="thumbnails"}
   /// try await reporter.run()                          // or a ServiceGroup's service
   /// ```
   ///
   /// ``run()`` publishes once more when it ends, so a graceful shutdown loses no count. Call
-  /// ``report()`` to publish at once (a test, or before exiting).
+  /// ``report()`` to publish at once (a test, or before exiting); reports never overlap.
+  ///
+  /// Register a component once: a handler's readings include its HTTP cache's, so registering
+  /// the cache as well would publish them twice.
   public final class MetricsReporter: Sendable {
     /// How often ``run()`` publishes.
     public let interval: Duration
@@ -57,6 +59,11 @@
     }
 
     private let state = KilnMutex(State())
+    /// Held across a whole report, so that two reports (the run loop's and a manual one) never
+    /// apply their readings out of order: an older reading applied last would look like a
+    /// counter reset and be added again. Sources never take it, so reading them under it
+    /// cannot deadlock.
+    private let reporting = KilnMutex(())
 
     #if Logging
       /// Where the reporter logs a report at `trace` and registrations at `debug`.
@@ -100,19 +107,32 @@
 
     /// Adds `source`, whose readings are published with the dimension `kiln_source` = `name`.
     ///
+    /// A name names one source: registering another under it replaces the first, and the new
+    /// one's counters are published from their own values (its first report adds them whole).
+    ///
     /// - Parameters:
     ///   - source: A cache, store, chain or handler.
     ///   - name: What the component is, from a small set (`"users"`, `"payments"`).
     public func register(_ source: any CountingSource, as name: String) {
-      state.withLock { $0.sources.append(Source(name: name, source: source)) }
+      state.withLock { state in
+        Self.forget(name, in: &state)
+        state.sources.append(Source(name: name, source: source))
+      }
       #if Logging
         logger?.debug("Kiln metrics: registered source", metadata: ["kiln_source": "\(name)"])
       #endif
     }
 
-    /// Removes the sources registered as `name`; their metrics stay with the backend.
+    /// Removes the source registered as `name`; its metrics stay with the backend.
     public func unregister(_ name: String) {
-      state.withLock { $0.sources.removeAll { $0.name == name } }
+      state.withLock { state in Self.forget(name, in: &state) }
+    }
+
+    /// Drops the source named `name` and the last values of its series.
+    private static func forget(_ name: String, in state: inout State) {
+      state.sources.removeAll { $0.name == name }
+      let prefix = name + "\u{1F}"
+      state.handles = state.handles.filter { !$0.key.hasPrefix(prefix) }
     }
 
     /// The names of the registered sources, in order.
@@ -125,6 +145,10 @@
     /// A counter that went down (a source replaced by a new one under the same name) is
     /// published from zero again: its whole value is added.
     public func report() {
+      reporting.withLock { _ in reportNow() }
+    }
+
+    private func reportNow() {
       let sources = state.withLock { $0.sources }
       // Read outside the lock: a source's reading takes its own locks.
       let readings = sources.map { ($0.name, $0.source.counterReadings()) }

@@ -106,6 +106,34 @@ struct CountersCoreTests {
       #expect(try metrics.expectCounter("kiln_lookups_total", [("kiln_source", "posts")]).totalValue == 2)
     }
 
+    @Test("a source registered again under a name replaces the first; overlapping reports never count twice")
+    func replacementAndOverlap() async throws {
+      let metrics = TestMetrics()
+      let reporter = MetricsReporter(factory: metrics)
+      let first = SettableSource()
+      first.set([CounterReading("kiln_lookups_total", value: 10)])
+      reporter.register(first, as: "cache")
+      reporter.report()
+      let second = SettableSource()
+      second.set([CounterReading("kiln_lookups_total", value: 3)])
+      reporter.register(second, as: "cache")  // a new cache under the same name: from its own 3
+      reporter.report()
+      #expect(reporter.sourceNames == ["cache"])
+      #expect(metrics.counterTotal(label: "kiln_lookups_total") == 13)
+
+      // 8 tasks report while the source climbs to 1,000: the backend ends at exactly 13 + 997.
+      await withTaskGroup(of: Void.self) { group in
+        group.addTask {
+          for value in 4...1_000 { second.set([CounterReading("kiln_lookups_total", value: value)]) }
+        }
+        for _ in 0..<8 {
+          group.addTask { for _ in 0..<200 { reporter.report() } }
+        }
+      }
+      reporter.report()
+      #expect(metrics.counterTotal(label: "kiln_lookups_total") == 1_010)
+    }
+
     @Test("run() publishes every interval on the injected clock, and once more when cancelled")
     func run() async throws {
       let metrics = TestMetrics()

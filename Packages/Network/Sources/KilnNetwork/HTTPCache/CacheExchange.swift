@@ -68,7 +68,7 @@ struct CacheExchange: Sendable {
     do {
       response = try await send(forwarded)
     } catch {
-      if madeConditional { counters.add(.revalidationFailures) }
+      if madeConditional, !error.isCancellation { counters.add(.revalidationFailures) }
       guard let stored, !error.isCancellation else { throw error }
       if let stale = policy.staleResponse(for: request, stored: stored, afterErrorStatus: nil, now: cache.now()) {
         counters.add(.staleIfError)
@@ -81,7 +81,13 @@ struct CacheExchange: Sendable {
     }
     var responseTime = cache.now()
     if madeConditional {
-      counters.add(response.status == 304 ? .revalidatedNotModified : .revalidatedReplaced)
+      // An error status is no new representation: the revalidation failed (and the stored
+      // response may still be served, stale-if-error).
+      let outcome: HTTPCacheCounter =
+        response.status == 304
+        ? .revalidatedNotModified
+        : HTTPCachePolicy.errorStatuses.contains(response.status) ? .revalidationFailures : .revalidatedReplaced
+      counters.add(outcome)
     }
     if response.status == 304, let stored, madeConditional {
       if let updated = policy.updating(stored, with: response, requestTime: requestTime, responseTime: responseTime) {

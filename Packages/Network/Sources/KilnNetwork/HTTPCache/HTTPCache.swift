@@ -181,7 +181,13 @@ public final class HTTPCache: Sendable {
     revalidations.withLock { tasks in
       guard tasks[key] == nil else { return false }
       tasks[key] = Task { [weak self] in
-        await operation()
+        #if Tracing
+          // The request that started it has returned and its span ended: a retry of the
+          // revalidation must not add events to it.
+          await RequestTracing.$currentSpan.withValue(nil) { await operation() }
+        #else
+          await operation()
+        #endif
         self?.finishRevalidation(key: key)
       }
       return true

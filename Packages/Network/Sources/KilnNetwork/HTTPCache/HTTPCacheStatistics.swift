@@ -16,8 +16,8 @@ public struct HTTPCacheStatistics: Hashable, Sendable {
   /// Requests sent to the origin because nothing usable was stored (no entry for the URL, or
   /// none matching its `Vary` fields).
   public var misses = 0
-  /// Requests sent to the origin because the stored response was stale (most of them
-  /// conditional: revalidations).
+  /// Requests sent to the origin because the stored response was stale, or must be validated
+  /// before each use (`no-cache`): most of them conditional, revalidations.
   public var expired = 0
   /// Requests sent to the origin because their own directives asked for it (`no-cache`,
   /// `max-age=0`, ...).
@@ -25,7 +25,8 @@ public struct HTTPCacheStatistics: Hashable, Sendable {
   /// Requests answered, without asking the origin, by a response the cache made itself (a 504
   /// for `only-if-cached` when nothing fresh is stored).
   public var generated = 0
-  /// Requests the cache does not answer (methods other than `GET`), sent to the origin.
+  /// Requests the cache does not answer (methods other than `GET`, and `Range` requests), sent
+  /// to the origin.
   public var bypassed = 0
   /// Stale responses served after the origin failed or answered with an error status
   /// (`stale-if-error`, or a cache allowed to serve stale when disconnected).
@@ -35,7 +36,8 @@ public struct HTTPCacheStatistics: Hashable, Sendable {
   public var revalidatedNotModified = 0
   /// Revalidations the origin answered with a new response.
   public var revalidatedReplaced = 0
-  /// Revalidations that failed: no response from the origin.
+  /// Revalidations that failed: no response from the origin (cancellations aside), or an error
+  /// status (500, 502, 503, 504).
   public var revalidationFailures = 0
   /// Responses written to the store (new ones and freshened ones).
   public var stores = 0
@@ -88,7 +90,7 @@ extension HTTPCache: CountingSource {
   /// |---|---|---|---|
   /// | `kiln_http_cache_lookups_total` | counter | `result`: `hit`, `stale_hit`, `miss`, `expired`, `request`, `generated`, `bypass` | how each request was answered |
   /// | `kiln_http_cache_stale_if_error_total` | counter | | stale responses served after an origin failure |
-  /// | `kiln_http_cache_revalidations_total` | counter | `outcome`: `not_modified`, `replaced`, `failed` | how revalidations ended |
+  /// | `kiln_http_cache_revalidations_total` | counter | `outcome`: `not_modified`, `replaced`, `failed` | how revalidations ended (`failed`: no response, or an error status) |
   /// | `kiln_http_cache_stores_total` | counter | | responses written |
   /// | `kiln_http_cache_stored_bytes_total` | counter | | bytes written |
   /// | `kiln_http_cache_store_failures_total` | counter | | writes refused by the store |

@@ -19,7 +19,7 @@
   /// |---|---|
   /// | `method` | `GET`, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE`, `OPTIONS`, `other` |
   /// | `outcome` | `1xx` … `5xx` (a response), or `transport`, `timeout`, `cancelled`, `error` (none) |
-  /// | `cache` | `hit` (answered by an HTTP cache below the stage), `forward` (it asked the origin), `none` (no cache) |
+  /// | `cache` | `hit` (answered by an HTTP cache below the stage), `forward` (it asked the origin), `none` (no cache below, or no response) |
   ///
   /// Put it outermost to time what callers wait for, cache hits included. The counters of the
   /// chain, its cache and its stores are published by `MetricsReporter`.

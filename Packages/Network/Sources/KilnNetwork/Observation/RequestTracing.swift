@@ -21,7 +21,7 @@
   /// `http.request.resend_count` (on a retried attempt) and `error.type` (the status of a 4xx
   /// or 5xx response, or the kind of failure: `timeout`, `transport`, `cancelled`, ...). Kiln
   /// adds `kiln.cache.hit` and `kiln.cache.forward` from the response's `Cache-Status`, and an
-  /// event `kiln.retry` for each retry ``Retrying`` decides on below the stage.
+  /// event `kiln.retry` for each retry ``Retrying`` begins below the stage.
   ///
   /// The tracer's instrument writes the span's context into the request's headers (W3C
   /// `traceparent` and `tracestate` with an OpenTelemetry tracer) before the request goes on,
@@ -152,14 +152,18 @@
   }
 
   extension RequestTracing {
-    /// Adds an event for a retry ``Retrying`` decided on to the span of the current request.
-    static func recordRetry(after error: NetworkError, attempt: Int) {
-      guard let span = currentSpan else { return }
+    /// Adds an event for a retry ``Retrying`` decided on to `span`: why, after which attempt,
+    /// and how long the wait before the next one is.
+    static func recordRetry(after error: NetworkError, attempt: Int, delay: Duration, in span: any Span) {
       let reason: String = if case .status(let response) = error { String(response.status) } else { errorType(error) }
       span.addEvent(
         SpanEvent(
           name: "kiln.retry",
-          attributes: ["kiln.retry.reason": .string(reason), "kiln.retry.failed_attempt": .int64(Int64(attempt))]))
+          attributes: [
+            "kiln.retry.reason": .string(reason), "kiln.retry.failed_attempt": .int64(Int64(attempt)),
+            "kiln.retry.delay_ms": .int64(
+              Int64(delay.components.seconds * 1_000 + delay.components.attoseconds / 1_000_000_000_000_000)),
+          ]))
     }
   }
 #endif

@@ -48,6 +48,16 @@
     /// The context of each request, from its OpenAPI operation ID.
     public let context: @Sendable (_ operationID: String) -> RequestContext
 
+    /// The stages in front of a transport that is never used: each call replaces it with the
+    /// operation's `next`, keeping the chain's counters, so that ``statistics`` counts every
+    /// request the middleware ran.
+    let chain: RequestChain
+
+    /// What the stages did since the middleware was created: see ``RequestChain/statistics``.
+    public var statistics: RequestStatistics {
+      chain.statistics
+    }
+
     /// Creates a middleware that runs `middleware`, every request with the same context.
     ///
     /// - Parameters:
@@ -69,6 +79,7 @@
     ) {
       self.middleware = middleware
       self.context = context
+      chain = RequestChain(transport: UnusedTransport(), middleware: middleware)
     }
 
     /// Runs an OpenAPI operation's request through the stages, which send it through `next`.
@@ -97,7 +108,7 @@
     ) async throws(NetworkError) -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
       let kilnRequest = try await OpenAPIExchange.kilnRequest(request, body: body, baseURL: baseURL)
       let requestContext = context(operationID)
-      let stages = middleware
+      let chain = self.chain
       let outcome: Result<KilnNetwork.HTTPResponse, NetworkError> = await withoutActuallyEscaping(next) { next in
         // Every use of `next` goes through `calls`, which has none left running once closed.
         let calls = OpenAPINextCalls(next: next)
@@ -105,7 +116,7 @@
         let outcome: Result<KilnNetwork.HTTPResponse, NetworkError>
         do throws(NetworkError) {
           outcome = .success(
-            try await RequestChain(transport: transport, middleware: stages).send(kilnRequest, context: requestContext))
+            try await chain.replacingTransport(with: transport).send(kilnRequest, context: requestContext))
         } catch {
           outcome = .failure(error)
         }
@@ -113,6 +124,20 @@
         return outcome
       }
       return try OpenAPIExchange.openAPIResponse(try outcome.get(), to: request)
+    }
+  }
+
+  extension OpenAPIClientMiddleware: CountingSource {
+    /// The counters of the stages: see ``RequestChain/counterReadings()``.
+    public func counterReadings() -> [CounterReading] {
+      chain.counterReadings()
+    }
+  }
+
+  /// The transport of ``OpenAPIClientMiddleware``'s chain before a call replaces it.
+  private struct UnusedTransport: Transport {
+    func send(_ request: HTTPRequest, options: TransportOptions) async throws(TransportError) -> HTTPResponse {
+      throw .cancelled
     }
   }
 #endif

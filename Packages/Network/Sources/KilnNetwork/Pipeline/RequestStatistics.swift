@@ -15,9 +15,10 @@ public struct RequestStatistics: Hashable, Sendable {
   /// Responses the chain returned, by status class: index 1 for 1xx through 5 for 5xx (index 0
   /// counts statuses outside 100–599).
   public var responsesByClass: [Int] = Array(repeating: 0, count: 6)
-  /// Requests that ended with no response: ``NetworkError/transport(_:)``.
+  /// Requests that ended with no response: ``NetworkError/transport(_:)`` (but a transport's
+  /// timeout or cancellation).
   public var transportFailures = 0
-  /// Requests that ended with ``NetworkError/timedOut(_:)``.
+  /// Requests that ended with ``NetworkError/timedOut(_:)``, or the transport's own timeout.
   public var timeoutFailures = 0
   /// Requests that ended with ``NetworkError/cancelled``.
   public var cancellations = 0
@@ -26,14 +27,14 @@ public struct RequestStatistics: Hashable, Sendable {
   /// Attempts that reached the transport (a fresh cache hit makes none, a retried request
   /// several).
   public var attempts = 0
-  /// Attempts sent again by ``Retrying`` after a retryable status.
+  /// Retries ``Retrying`` began (counted before the wait) after a retryable status.
   public var retriesAfterStatus = 0
-  /// Attempts sent again by ``Retrying`` after a transport error or timeout.
+  /// Retries ``Retrying`` began (counted before the wait) after a transport error or timeout.
   public var retriesAfterError = 0
   /// Attempts ``AttemptTimeout`` ended at its limit.
   public var attemptTimeouts = 0
   /// Responses ``Authenticating`` saw rejected (a `401`), each followed by a refresh (shared
-  /// by the requests rejected together) and one more attempt.
+  /// by the requests rejected together) and, when it succeeds, one more attempt.
   public var authenticationRejections = 0
   /// Refreshes that failed, as seen by each rejected request waiting for one.
   public var refreshFailures = 0
@@ -68,8 +69,8 @@ enum RequestCounter: Int, CaseIterable {
   static func failure(_ error: NetworkError) -> RequestCounter {
     switch error {
     case .transport(.cancelled), .cancelled: .cancellations
+    case .timedOut, .transport(.timedOut): .timeoutFailures
     case .transport: .transportFailures
-    case .timedOut: .timeoutFailures
     default: .otherFailures
     }
   }
@@ -135,9 +136,9 @@ extension RequestChain: CountingSource {
   /// | `kiln_http_client_responses_total` | counter | `status_class`: `1xx` … `5xx`, `other` | responses returned |
   /// | `kiln_http_client_failures_total` | counter | `error`: `transport`, `timeout`, `cancelled`, `other` | requests with no response |
   /// | `kiln_http_client_attempts_total` | counter | | attempts that reached the transport |
-  /// | `kiln_http_client_retries_total` | counter | `reason`: `status`, `error` | attempts sent again |
+  /// | `kiln_http_client_retries_total` | counter | `reason`: `status`, `error` | retries begun |
   /// | `kiln_http_client_attempt_timeouts_total` | counter | | attempts ended by ``AttemptTimeout`` |
-  /// | `kiln_http_client_authentication_rejections_total` | counter | | rejected credentials, each followed by a refresh |
+  /// | `kiln_http_client_authentication_rejections_total` | counter | | rejected credentials, each followed by a refresh (and, when it succeeds, one more attempt) |
   /// | `kiln_http_client_refresh_failures_total` | counter | | failed refreshes, per waiting request |
   /// | `kiln_http_client_received_bytes_total` | counter | | response body bytes from the transport |
   /// | `kiln_http_client_requests_in_flight` | gauge | | requests in the chain now |

@@ -45,31 +45,31 @@ public struct Retrying: RequestMiddleware {
     -> HTTPResponse
   {
     let rules = policy
-    var retryPolicy = rules.retryPolicy(for: request, now: now)
+    let retryPolicy = rules.retryPolicy(for: request, now: now)
     let counters = context.counters
     #if Tracing
-      let observed = counters != nil || RequestTracing.currentSpan != nil
+      let span = RequestTracing.currentSpan
+      let observed = counters != nil || span != nil
     #else
       let observed = counters != nil
     #endif
+    // Counted (and traced) once the loop has decided to retry and the task is not cancelled:
+    // just before the wait for the next attempt.
+    var onRetry: (@Sendable (NetworkError, Int, Duration) -> Void)?
     if observed {
-      // Counted (and traced) where the loop decides to retry.
-      let shouldRetry = retryPolicy.shouldRetry
-      retryPolicy.shouldRetry = { error, attempt in
-        guard shouldRetry(error, attempt) else { return false }
+      onRetry = { (error: NetworkError, attempt: Int, delay: Duration) in
         if case .status = error {
           counters?.add(.retriesAfterStatus)
         } else {
           counters?.add(.retriesAfterError)
         }
         #if Tracing
-          RequestTracing.recordRetry(after: error, attempt: attempt)
+          if let span { RequestTracing.recordRetry(after: error, attempt: attempt, delay: delay, in: span) }
         #endif
-        return true
       }
     }
     do {
-      return try await retryPolicy.run(clock: clock) { attempt throws(NetworkError) -> HTTPResponse in
+      return try await retryPolicy.run(clock: clock, onRetry: onRetry) { attempt throws(NetworkError) -> HTTPResponse in
         guard !Task.isCancelled else { throw .cancelled }
         var context = context
         context.attempt = attempt

@@ -186,19 +186,22 @@
       let keyBytes = try encode(key)
       let instant = now()
       let query = sql.select(key: keyBytes, now: instant)
-      let found = try await perform { [valueCodec, counters] connection in
+      // Counted once the statement succeeded: `perform` runs it again after a lost connection.
+      let (found, unreadable) = try await perform { [valueCodec] connection in
         var found: CacheEntry<Value>?
+        var unreadable = 0
         for row in try await LeasedStatement.run(query, on: connection).rows {
           guard let (bytes, storedAt, expiresAt) = try? row.decode((ByteBuffer, Date, Date?).self),
             let value = try? valueCodec.decode(Data(bytes.readableBytesView))
           else {
-            counters.add(.unreadableEntries)
+            unreadable += 1
             continue
           }
           found = CacheEntry(value: value, storedAt: storedAt, expiresAt: expiresAt)
         }
-        return found
+        return (found, unreadable)
       }
+      if unreadable > 0 { counters.add(.unreadableEntries, unreadable) }
       counters.add(found == nil ? .misses : .hits)
       return found
     }

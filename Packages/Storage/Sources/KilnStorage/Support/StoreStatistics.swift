@@ -17,11 +17,12 @@ public struct StoreStatistics: Hashable, Sendable {
   public var writes = 0
   /// Bytes written: the encoded keys and values (for ``DiskCache``, whole entry files).
   public var writtenBytes = 0
-  /// Entries removed by key.
+  /// Calls that removed a key (whether or not it was stored).
   public var removals = 0
-  /// Entries removed to respect a size limit.
+  /// Entries a write removed to respect a size limit (``DiskCache``).
   public var evictions = 0
-  /// Expired entries removed by `removeExpired()`.
+  /// Entries removed by `removeExpired()` (for ``DiskCache``, files that are no valid entry
+  /// too).
   public var expirations = 0
 
   /// Creates statistics, all zero.

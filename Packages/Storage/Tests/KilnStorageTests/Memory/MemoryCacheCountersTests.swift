@@ -34,7 +34,9 @@ struct MemoryCacheCountersTests {
 
   @Suite("SQLiteStore in a ServiceGroup (ServiceLifecycle trait)", .timeLimit(.minutes(1)))
   struct SQLiteStoreServiceTests {
-    @Test("a graceful shutdown closes the store after every acknowledged write; a new store reads them all")
+    @Test(
+      "a graceful shutdown while writes are in flight: each write is acknowledged or refused, and a new store reads every acknowledged one"
+    )
     func gracefulShutdown() async throws {
       try await withTemporaryDirectory { directory in
         let url = directory.appending(path: "cache.sqlite")
@@ -42,15 +44,27 @@ struct MemoryCacheCountersTests {
         let group = ServiceGroup(
           configuration: ServiceGroupConfiguration(services: [store], logger: Logger(label: "test")))
         let running = Task { try await group.run() }
-        let acknowledged = await withTaskGroup(of: Int?.self) { writers in
-          for index in 0..<200 {
-            writers.addTask { (try? await store.setValue(index, forKey: "k\(index)")) == nil ? nil : index }
+        // Four writers write until the store refuses them.
+        let written = Recorder<Int>()
+        let writers = Task {
+          await withTaskGroup(of: Void.self) { group in
+            for writer in 0..<4 {
+              group.addTask {
+                var index = writer
+                while (try? await store.setValue(index, forKey: "k\(index)")) != nil {
+                  written.append(index)
+                  index += 4
+                }
+              }
+            }
           }
-          return await writers.reduce(into: [Int]()) { if let index = $1 { $0.append(index) } }
         }
+        try #require(await poll(timeout: .seconds(30)) { written.count >= 100 })
         await group.triggerGracefulShutdown()
         try await running.value
-        #expect(acknowledged.count == 200)
+        await writers.value  // every writer was refused: the store is closed
+        let acknowledged = written.values
+        #expect(acknowledged.count >= 100)
         let late = await #expect(throws: SQLiteStoreError.self) { try await store.setValue(1, forKey: "late") }
         guard case .closed = late else {
           Issue.record("a write after the shutdown threw \(String(describing: late)), not .closed")

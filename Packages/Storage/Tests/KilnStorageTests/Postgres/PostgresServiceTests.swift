@@ -25,6 +25,17 @@
         await cache.waitUntilSubscribed()
         try await cache.setValue("v", forKey: "k", expiresAt: nil)
         #expect(try await cache.value(forKey: "k") == "v")
+        // The group runs the sweeps: an expired row goes at the next interval.
+        try await store.setValue("old", forKey: "expired", expiresAt: Date(timeIntervalSinceNow: -60))
+        // Advanced only while no sweep runs (the clock also bounds each statement): one step,
+        // then wait for the sweep; once more if the loop was not asleep yet.
+        var swept = false
+        for _ in 0..<5 where !swept {
+          clock.advance(by: store.sweepInterval)
+          swept = await poll(timeout: .seconds(5)) { store.statistics.expirations > 0 }
+        }
+        #expect(swept)
+        #expect(store.statistics.expirations == 1)
 
         // The group returns only once every service's run() has returned: the sweep loop and
         // the listener both ended (the suite's time limit fails a run() that ignored it).
