@@ -39,8 +39,7 @@ struct RepositoryStatisticsTests {
     #expect(statistics.params == 1)
     let readings = repository.counterReadings()
     #expect(readings.first { $0.name == "kiln_repository_params" }?.kind == .gauge)
-    #expect(
-      readings.first { $0.name == "kiln_repository_fetches_total" && $0.dimensions.first?.1 == "failed" }?.value == 1)
+    #expect(counterValue(readings, "kiln_repository_fetches_total", [("outcome", "failed")]) == 1)
     await states.stop()
   }
 }

@@ -7,14 +7,6 @@ import Testing
 import _KilnSynchronization
 import _KilnTestServer
 
-/// A wall clock the test moves by hand.
-private final class TestDate: Sendable {
-  private let value = KilnMutex(Date(timeIntervalSince1970: 1_800_000_000))
-  var now: Date { value.withLock { $0 } }
-  func advance(_ seconds: TimeInterval) { value.withLock { $0 += seconds } }
-  var provider: @Sendable () -> Date { { self.now } }
-}
-
 /// A `GET` of one path.
 private struct URLTarget: TargetGroup {
   var baseURL: URL
@@ -23,15 +15,11 @@ private struct URLTarget: TargetGroup {
   var task: NetworkTask { .plain }
 }
 
-private func reading(_ readings: [CounterReading], _ name: String, _ dimensions: [(String, String)] = []) -> Int? {
-  readings.first { $0.name == name && $0.dimensions.elementsEqual(dimensions) { $0 == $1 } }?.value
-}
-
 @Suite("Counters of the HTTP cache and the request pipeline", .timeLimit(.minutes(2)))
 struct CountersTests {
   @Test("the HTTP cache counts each way a request is answered, over loopback", arguments: TransportKind.allCases)
   func httpCacheLookups(kind: TransportKind) async throws {
-    let date = TestDate()
+    let date = ManualDate()
     let server = try await TestServer.start { request in
       if request.path == "/cold" { return .status(200) }
       if request.method == "POST" { return .status(204) }
@@ -48,7 +36,7 @@ struct CountersTests {
       let url = server.url("/article")
       _ = try await chain.send(HTTPRequest(url: url))  // miss, stored
       _ = try await chain.send(HTTPRequest(url: url))  // hit
-      date.advance(20)
+      date.advance(by: .seconds(20))
       _ = try await chain.send(HTTPRequest(url: url))  // expired: revalidated, 304, stored again
       _ = try await chain.send(HTTPRequest(url: url, headers: ["Cache-Control": "no-cache"]))  // request
       _ = try await chain.send(HTTPRequest(method: .post, url: url))  // bypass, invalidates
@@ -73,11 +61,11 @@ struct CountersTests {
       #expect(server.requests.count == 5)
 
       let readings = cache.counterReadings()
-      #expect(reading(readings, "kiln_http_cache_lookups_total", [("result", "hit")]) == 1)
-      #expect(reading(readings, "kiln_http_cache_lookups_total", [("result", "miss")]) == 2)
-      #expect(reading(readings, "kiln_http_cache_revalidations_total", [("outcome", "not_modified")]) == 2)
-      #expect(reading(readings, "kiln_http_cache_stored_bytes_total") == statistics.storedBytes)
-      #expect(reading(readings, "kiln_http_cache_revalidations_in_flight") == 0)
+      #expect(counterValue(readings, "kiln_http_cache_lookups_total", [("result", "hit")]) == 1)
+      #expect(counterValue(readings, "kiln_http_cache_lookups_total", [("result", "miss")]) == 2)
+      #expect(counterValue(readings, "kiln_http_cache_revalidations_total", [("outcome", "not_modified")]) == 2)
+      #expect(counterValue(readings, "kiln_http_cache_stored_bytes_total") == statistics.storedBytes)
+      #expect(counterValue(readings, "kiln_http_cache_revalidations_in_flight") == 0)
       // Every lookup counts once: seven requests, seven lookups.
       let lookups = readings.filter { $0.name == "kiln_http_cache_lookups_total" }.map(\.value).reduce(0, +)
       #expect(lookups == 7)
@@ -87,7 +75,7 @@ struct CountersTests {
 
   @Test("stale-while-revalidate, stale-if-error, a new representation and a corrupt entry are counted")
   func httpCacheStale() async throws {
-    let date = TestDate()
+    let date = ManualDate()
     let failing = KilnMutex(false)
     let version = KilnMutex(1)
     let server = try await TestServer.start { request in
@@ -106,7 +94,7 @@ struct CountersTests {
     let url = server.url("/feed")
     _ = try await chain.send(HTTPRequest(url: url))  // miss
     version.withLock { $0 = 2 }
-    date.advance(15)
+    date.advance(by: .seconds(15))
     let stale = try await chain.send(HTTPRequest(url: url))  // stale hit, background revalidation
     #expect(String(decoding: stale.body, as: UTF8.self) == "v1")
     await cache.waitForRevalidations()
@@ -114,7 +102,7 @@ struct CountersTests {
     #expect(cache.statistics.revalidatedReplaced == 1)
 
     failing.withLock { $0 = true }
-    date.advance(100)
+    date.advance(by: .seconds(100))
     let rescued = try await chain.send(HTTPRequest(url: url))  // expired, 500: stale-if-error
     #expect(String(decoding: rescued.body, as: UTF8.self) == "v2")
     #expect(cache.statistics.expired == 1)
@@ -164,9 +152,9 @@ struct CountersTests {
     // "fine"; the 503 and the 404 have empty bodies.
     #expect(statistics.receivedBytes == 4)
     let readings = chain.counterReadings()
-    #expect(reading(readings, "kiln_http_client_retries_total", [("reason", "status")]) == 1)
-    #expect(reading(readings, "kiln_http_client_responses_total", [("status_class", "4xx")]) == 1)
-    #expect(reading(readings, "kiln_http_client_attempts_total") == 3)
+    #expect(counterValue(readings, "kiln_http_client_retries_total", [("reason", "status")]) == 1)
+    #expect(counterValue(readings, "kiln_http_client_responses_total", [("status_class", "4xx")]) == 1)
+    #expect(counterValue(readings, "kiln_http_client_attempts_total") == 3)
     try await server.stop()
   }
 
@@ -238,8 +226,8 @@ struct CountersTests {
     gate.open()
     for request in requests { _ = try await request.value }
     let readings = handler.counterReadings()
-    #expect(reading(readings, "kiln_http_client_single_flight_total", [("role", "leader")]) == 1)
-    #expect(reading(readings, "kiln_http_client_single_flight_total", [("role", "joiner")]) == 9)
+    #expect(counterValue(readings, "kiln_http_client_single_flight_total", [("role", "leader")]) == 1)
+    #expect(counterValue(readings, "kiln_http_client_single_flight_total", [("role", "joiner")]) == 9)
     #expect(handler.statistics.requests == 10)
     #expect(handler.statistics.attempts == 1)
     #expect(server.requests.count == 1)

@@ -3,38 +3,26 @@ import KilnCore
 import KilnStorage
 import KilnTesting
 import Testing
-import _KilnSynchronization
-
-/// A wall clock the test moves by hand.
-private final class StoreDate: Sendable {
-  private let value = KilnMutex(Date(timeIntervalSince1970: 1_800_000_000))
-  var provider: @Sendable () -> Date { { self.value.withLock { $0 } } }
-  func advance(_ seconds: TimeInterval) { value.withLock { $0 += seconds } }
-}
-
-private func value(_ readings: [CounterReading], _ name: String, _ dimensions: [(String, String)] = []) -> Int? {
-  readings.first { $0.name == name && $0.dimensions.elementsEqual(dimensions) { $0 == $1 } }?.value
-}
 
 @Suite("DiskCache and SQLiteStore counters, on real files", .timeLimit(.minutes(1)))
 struct StoreCountersTests {
   @Test("DiskCache counts hits, misses, expired and corrupt reads, writes and bytes, evictions, removals, expirations")
   func diskCache() async throws {
     try await withTemporaryDirectory { directory in
-      let date = StoreDate()
+      let date = ManualDate()
       let cache = try DiskCache<String, String>(directory: directory, sizeLimit: 400, now: date.provider)
       let big = String(repeating: "x", count: 120)
       try await cache.setValue(big, forKey: "a", expiresAt: nil)
       try await cache.setValue(big, forKey: "b", expiresAt: nil)
-      try await cache.setValue("short", forKey: "c", expiresAt: date.provider().addingTimeInterval(10))
+      try await cache.setValue("short", forKey: "c", expiresAt: date.now.addingTimeInterval(10))
       try await cache.setValue(big, forKey: "d", expiresAt: nil)  // over 400 bytes: evicts "a"
       #expect(try await cache.value(forKey: "b") == big)
       #expect(try await cache.value(forKey: "a") == nil)
-      date.advance(20)
+      date.advance(by: .seconds(20))
       #expect(try await cache.value(forKey: "c") == nil)  // expired
       try Data("garbage".utf8).write(to: try cache.fileURL(forKey: "d"))
       #expect(try await cache.value(forKey: "d") == nil)  // corrupt
-      try await cache.setValue("again", forKey: "e", expiresAt: date.provider().addingTimeInterval(-1))
+      try await cache.setValue("again", forKey: "e", expiresAt: date.now.addingTimeInterval(-1))
       #expect(try await cache.removeExpired() == 1)
       try await cache.removeValue(forKey: "b")
 
@@ -49,22 +37,22 @@ struct StoreCountersTests {
       #expect(statistics.expirations == 1)
       #expect(statistics.removals == 1)
       let readings = cache.counterReadings()
-      #expect(value(readings, "kiln_disk_cache_lookups_total", [("result", "hit")]) == 1)
-      #expect(value(readings, "kiln_disk_cache_evictions_total") == 1)
+      #expect(counterValue(readings, "kiln_disk_cache_lookups_total", [("result", "hit")]) == 1)
+      #expect(counterValue(readings, "kiln_disk_cache_evictions_total") == 1)
     }
   }
 
   @Test("SQLiteStore counts hits, misses, expired and unreadable reads, writes and bytes, removals, expirations")
   func sqliteStore() async throws {
     try await withTemporaryDirectory { directory in
-      let date = StoreDate()
+      let date = ManualDate()
       let url = directory.appending(path: "store.sqlite")
       let store = try SQLiteStore<String, Int>(url: url, now: date.provider)
       try await store.setValues([("a", 1), ("b", 2)])
-      try await store.setValue(3, forKey: "c", expiresAt: date.provider().addingTimeInterval(10))
+      try await store.setValue(3, forKey: "c", expiresAt: date.now.addingTimeInterval(10))
       #expect(try await store.value(forKey: "a") == 1)
       #expect(try await store.value(forKey: "z") == nil)
-      date.advance(20)
+      date.advance(by: .seconds(20))
       #expect(try await store.value(forKey: "c") == nil)
       #expect(try await store.removeExpired() == 1)
       try await store.removeValue(forKey: "b")
@@ -82,7 +70,7 @@ struct StoreCountersTests {
       #expect(statistics.removals == 1)
       #expect(strings.statistics.unreadableEntries == 1)
       #expect(strings.statistics.misses == 1)
-      #expect(value(store.counterReadings(), "kiln_sqlite_store_writes_total") == 3)
+      #expect(counterValue(store.counterReadings(), "kiln_sqlite_store_writes_total") == 3)
       await strings.close()
       await store.close()
     }
@@ -101,9 +89,9 @@ struct StoreCountersTests {
       #expect(try await cache.value(forKey: "d") == "from disk")  // memory now
       #expect(try await cache.value(forKey: "x") == nil)
       let readings = cache.counterReadings()
-      #expect(value(readings, "kiln_tiered_cache_lookups_total", [("result", "memory_hit")]) == 2)
-      #expect(value(readings, "kiln_tiered_cache_lookups_total", [("result", "second_tier_hit")]) == 1)
-      #expect(value(readings, "kiln_tiered_cache_lookups_total", [("result", "miss")]) == 1)
+      #expect(counterValue(readings, "kiln_tiered_cache_lookups_total", [("result", "memory_hit")]) == 2)
+      #expect(counterValue(readings, "kiln_tiered_cache_lookups_total", [("result", "second_tier_hit")]) == 1)
+      #expect(counterValue(readings, "kiln_tiered_cache_lookups_total", [("result", "miss")]) == 1)
       #expect(disk.statistics.hits == 1)
       #expect(disk.statistics.misses == 1)
     }

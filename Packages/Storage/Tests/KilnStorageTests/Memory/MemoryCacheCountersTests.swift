@@ -16,15 +16,12 @@ struct MemoryCacheCountersTests {
     _ = cache["b"]
     _ = cache["a"]
     let readings = cache.counterReadings()
-    func value(_ name: String, _ dimensions: [(String, String)] = []) -> Int? {
-      readings.first { $0.name == name && $0.dimensions.elementsEqual(dimensions) { $0 == $1 } }?.value
-    }
-    #expect(value("kiln_memory_cache_lookups_total", [("result", "hit")]) == 1)
-    #expect(value("kiln_memory_cache_lookups_total", [("result", "miss")]) == 1)
-    #expect(value("kiln_memory_cache_evictions_total") == 1)
-    #expect(value("kiln_memory_cache_entries") == 2)
+    #expect(counterValue(readings, "kiln_memory_cache_lookups_total", [("result", "hit")]) == 1)
+    #expect(counterValue(readings, "kiln_memory_cache_lookups_total", [("result", "miss")]) == 1)
+    #expect(counterValue(readings, "kiln_memory_cache_evictions_total") == 1)
+    #expect(counterValue(readings, "kiln_memory_cache_entries") == 2)
     #expect(readings.first { $0.name == "kiln_memory_cache_entries" }?.kind == .gauge)
-    #expect(value("kiln_memory_cache_cost") == cache.totalCost)
+    #expect(counterValue(readings, "kiln_memory_cache_cost") == cache.totalCost)
   }
 }
 

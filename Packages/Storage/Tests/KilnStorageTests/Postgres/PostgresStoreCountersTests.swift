@@ -32,7 +32,7 @@
         #expect(store.statistics.removals == 1)
         #expect(strings.statistics.unreadableEntries == 1)
         #expect(strings.statistics.misses == 1)
-        #expect(store.counterReadings().first { $0.name == "kiln_postgres_store_writes_total" }?.value == 3)
+        #expect(counterValue(store.counterReadings(), "kiln_postgres_store_writes_total") == 3)
       }
     }
   }
