@@ -93,21 +93,16 @@
         }
       }
 
+      /// The status class or kind of failure, as the chain's counters name them (but `error`
+      /// for a failure of another kind).
       static func outcome(_ result: Result<HTTPResponse, NetworkError>) -> String {
         switch result {
-        case .success(let response):
-          switch response.status {
-          case 100..<200: "1xx"
-          case 200..<300: "2xx"
-          case 300..<400: "3xx"
-          case 400..<500: "4xx"
-          case 500..<600: "5xx"
-          default: "other"
+        case .success(let response): RequestCounter.statusClass(response.status).label
+        case .failure(let error):
+          switch RequestCounter.failure(error) {
+          case .otherFailures: "error"
+          case let kind: kind.label
           }
-        case .failure(.cancelled), .failure(.transport(.cancelled)): "cancelled"
-        case .failure(.timedOut), .failure(.transport(.timedOut)): "timeout"
-        case .failure(.transport): "transport"
-        case .failure: "error"
         }
       }
 

@@ -65,6 +65,24 @@ enum RequestCounter: Int, CaseIterable {
     }
   }
 
+  /// The label of a status class (`2xx`) or of a failure (`timeout`), as the counters'
+  /// readings and ``RequestMetrics``' `outcome` dimension name it.
+  var label: String {
+    switch self {
+    case .otherStatus: "other"
+    case .status1xx: "1xx"
+    case .status2xx: "2xx"
+    case .status3xx: "3xx"
+    case .status4xx: "4xx"
+    case .status5xx: "5xx"
+    case .transportFailures: "transport"
+    case .timeoutFailures: "timeout"
+    case .cancellations: "cancelled"
+    case .otherFailures: "other"
+    default: String(describing: self)
+    }
+  }
+
   /// The counter of a request that ended with `error`.
   static func failure(_ error: NetworkError) -> RequestCounter {
     switch error {
@@ -105,14 +123,15 @@ extension RequestStatistics {
     let responses = "kiln_http_client_responses_total"
     let failures = "kiln_http_client_failures_total"
     let retries = "kiln_http_client_retries_total"
-    let classes = ["other", "1xx", "2xx", "3xx", "4xx", "5xx"]
+    let classes: [RequestCounter] = [.otherStatus, .status1xx, .status2xx, .status3xx, .status4xx, .status5xx]
+    let failureCounts: [(RequestCounter, Int)] = [
+      (.transportFailures, transportFailures), (.timeoutFailures, timeoutFailures), (.cancellations, cancellations),
+      (.otherFailures, otherFailures),
+    ]
     return [CounterReading("kiln_http_client_requests_total", value: requests)]
-      + zip(classes, responsesByClass).map { CounterReading(responses, [("status_class", $0)], value: $1) }
+      + zip(classes, responsesByClass).map { CounterReading(responses, [("status_class", $0.label)], value: $1) }
+      + failureCounts.map { CounterReading(failures, [("error", $0.label)], value: $1) }
       + [
-        CounterReading(failures, [("error", "transport")], value: transportFailures),
-        CounterReading(failures, [("error", "timeout")], value: timeoutFailures),
-        CounterReading(failures, [("error", "cancelled")], value: cancellations),
-        CounterReading(failures, [("error", "other")], value: otherFailures),
         CounterReading("kiln_http_client_attempts_total", value: attempts),
         CounterReading(retries, [("reason", "status")], value: retriesAfterStatus),
         CounterReading(retries, [("reason", "error")], value: retriesAfterError),

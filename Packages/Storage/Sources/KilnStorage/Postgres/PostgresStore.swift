@@ -1,7 +1,4 @@
 #if PostgreSQL
-  #if ServiceLifecycle
-    import ServiceLifecycle
-  #endif
   public import Foundation
   public import PostgresNIO
   import _KilnSynchronization
@@ -330,12 +327,8 @@
     /// Run it beside the client: `async let _ = store.run()`, a task group, or a
     /// swift-service-lifecycle `ServiceGroup`.
     public func run() async {
-      #if ServiceLifecycle
-        // In a ServiceGroup, a graceful shutdown ends the loop as a cancellation does.
-        await cancelWhenGracefulShutdown { await self.runUntilCancelled() }
-      #else
-        await runUntilCancelled()
-      #endif
+      // In a ServiceGroup, a graceful shutdown ends the loop as a cancellation does.
+      await runUntilGracefulShutdown { await self.runUntilCancelled() }
     }
 
     private func runUntilCancelled() async {

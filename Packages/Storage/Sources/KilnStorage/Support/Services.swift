@@ -1,5 +1,19 @@
 #if ServiceLifecycle
   public import ServiceLifecycle
+#endif
+
+/// Runs `operation` until the task is cancelled, or (with the `ServiceLifecycle` trait) until
+/// the service group it runs in shuts down gracefully, which then cancels it: the loop of
+/// `PostgresStore.run()` and `PostgresCache.run()`.
+func runUntilGracefulShutdown(_ operation: @escaping @Sendable () async -> Void) async {
+  #if ServiceLifecycle
+    await cancelWhenGracefulShutdown(operation)
+  #else
+    await operation()
+  #endif
+}
+
+#if ServiceLifecycle
 
   /// A `ServiceGroup` owns the store's lifetime: ``run()`` waits for the group's graceful
   /// shutdown (or cancellation), then closes the store, after its queued writes are written.
