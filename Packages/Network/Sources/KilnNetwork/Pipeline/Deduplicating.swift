@@ -3,8 +3,10 @@ import KilnQuery
 /// Lets identical `GET` requests in flight at the same time share one pass through the rest of
 /// the chain: the single-flight stage of the request pipeline.
 ///
-/// Requests are identical when their method, URL and headers are (and neither has a body).
-/// Every caller gets the shared response, and a caller who joined and is cancelled leaves at
+/// Requests are identical when their method, URL and headers are (and neither has a body),
+/// leaving out the fields named in ``ignoredFields``: by default the trace context a tracer
+/// writes into each request (``traceContextFields``), which differs from caller to caller and
+/// does not change the answer. Every caller gets the shared response, and a caller who joined and is cancelled leaves at
 /// once. Progress is reported to the caller that started it. Put it outermost: what it shares
 /// is everything after it (the cache, the retries, the refresh).
 ///
@@ -26,6 +28,31 @@ public struct Deduplicating: RequestMiddleware {
   /// Whether each shared request runs in a task of its own, rather than in its first
   /// caller's task.
   public let detached: Bool
+
+  /// The header fields left out when requests are compared, in any case:
+  /// ``traceContextFields`` by default.
+  ///
+  /// A request that carries one of them shares a flight with requests that differ from it
+  /// only there, and the request sent is the first caller's, with its values. Add the fields
+  /// your callers set per request that do not change the response (a request id), or set it
+  /// empty to compare every field.
+  ///
+  /// ```swift
+  /// var deduplicating = Deduplicating()
+  /// deduplicating.ignoredFields += ["X-Request-ID"]
+  /// ```
+  public var ignoredFields: [String] = Deduplicating.traceContextFields
+
+  /// The fields that carry a distributed trace from service to service: W3C Trace Context
+  /// (`traceparent`, `tracestate`) and Baggage (`baggage`), B3 (`b3` and its `X-B3-` fields),
+  /// Jaeger's `uber-trace-id` and AWS X-Ray's `X-Amzn-Trace-Id`.
+  ///
+  /// Each request through a ``RequestTracing`` stage (or from a caller that forwards its own
+  /// trace) carries a value of its own there, so comparing them would share nothing.
+  public static let traceContextFields = [
+    "traceparent", "tracestate", "baggage", "b3", "X-B3-TraceId", "X-B3-SpanId", "X-B3-ParentSpanId", "X-B3-Sampled",
+    "X-B3-Flags", "uber-trace-id", "X-Amzn-Trace-Id",
+  ]
 
   /// Creates the stage, with flights of its own.
   ///
@@ -58,7 +85,18 @@ public struct Deduplicating: RequestMiddleware {
   ///
   /// - Parameter request: The request, as it reaches this stage.
   public func callerCount(for request: HTTPRequest) -> Int {
-    flights.waiterCount(request, Result<HTTPResponse, any Error>.self)
+    flights.waiterCount(identity(of: request), Result<HTTPResponse, any Error>.self)
+  }
+
+  /// `request` without the fields named in ``ignoredFields``: what identical requests share.
+  func identity(of request: HTTPRequest) -> HTTPRequest {
+    let ignored = ignoredFields
+    guard request.headers.contains(where: { field in ignored.contains { field.hasName($0) } }) else {
+      return request
+    }
+    var identity = request
+    for name in ignored { identity.headers.remove(name) }
+    return identity
   }
 
   public func send(_ request: HTTPRequest, context: RequestContext, next: RequestNext) async throws(NetworkError)
@@ -68,9 +106,10 @@ public struct Deduplicating: RequestMiddleware {
       return try await next.send(request, context: context)
     }
     let shared = Rest(request: request, context: context, next: next)
+    let key = identity(of: request)
     do {
-      if detached { return try await flights.load(request, using: shared) }
-      return try await flights.loadInline(request, using: shared)
+      if detached { return try await flights.load(key, using: shared) }
+      return try await flights.loadInline(key, using: shared)
     } catch let error as NetworkError {
       throw error
     } catch {

@@ -250,6 +250,51 @@ struct SingleFlightTests {
     #expect(gauge.maximum == 1)
     #expect(await poll(timeout: .seconds(30)) { handler.flights.inFlightCount == 0 })
   }
+
+  @Test(
+    "requests that differ only in their trace context share a flight (the first caller's is sent); any other field, or no ignored fields, keeps them apart"
+  )
+  func traceContextIgnored() async throws {
+    let clock = ManualClock()
+    let url = URL(string: "https://api.example.com/feed")!
+    func request(_ traceparent: String, accept: String = "application/json") -> HTTPRequest {
+      HTTPRequest(
+        url: url, headers: ["Accept": accept, "TraceParent": traceparent, "baggage": "user=\(traceparent.suffix(2))"])
+    }
+    let first = request("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+    let second = request("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+
+    let transport = StubTransport(clock: clock, replies: [.status(200, delay: .after(.seconds(1)))])
+    let stage = Deduplicating()
+    #expect(stage.identity(of: first) == stage.identity(of: second))
+    let chain = RequestChain(transport: transport, middleware: [stage])
+    let leader = Task { try await chain.send(first) }
+    await clock.waitForSleepers(count: 1)
+    let joiner = Task { try await chain.send(second) }
+    #expect(await poll(timeout: .seconds(30)) { stage.callerCount(for: second) == 2 })
+    clock.advance(by: .seconds(1))
+    #expect(try await leader.value.status == 200)
+    #expect(try await joiner.value.status == 200)
+    #expect(transport.requests == [first])
+    #expect(stage.joinedCount == 1)
+
+    // Another field's value, or a stage that ignores nothing, keeps them apart.
+    var strict = Deduplicating()
+    strict.ignoredFields = []
+    #expect(strict.identity(of: first) != strict.identity(of: second))
+    #expect(
+      stage.identity(of: first)
+        != stage.identity(of: request("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", accept: "text/plain")))
+    let apart = StubTransport(clock: clock, replies: [.status(200, delay: .after(.seconds(1)))])
+    let strictChain = RequestChain(transport: apart, middleware: [strict])
+    let a = Task { try await strictChain.send(first) }
+    let b = Task { try await strictChain.send(second) }
+    await clock.waitForSleepers(count: 2)  // both in the transport at once: nothing shared
+    clock.advance(by: .seconds(1))
+    _ = try await (a.value, b.value)
+    #expect(apart.requests.count == 2)
+    #expect(strict.joinedCount == 0)
+  }
 }
 
 private typealias ResultType = Result<HTTPResponse, any Error>

@@ -105,6 +105,133 @@ import _KilnTestServer
       #expect(spans[2].errors.count == 1)
       #expect(spans[2].status?.code == .error)
     }
+
+    @Test(
+      "W3C traceparent carries the trace across two services over loopback; identical GETs under different traces still share one request"
+    )
+    func w3cAcrossServices() async throws {
+      let tracer = W3CTracer()
+      // Service C, the origin: records what it was sent.
+      let origin = try await TestServer.start { _ in
+        .text("feed")
+      }
+      // Service B, a gateway: continues the trace its caller sent, and calls C through Kiln.
+      let outbound = RequestChain(
+        transport: URLSessionTransport(), middleware: [RequestTracing(tracer: tracer), Deduplicating()])
+      let gateway = try await TestServer.start { request in
+        var incoming = ServiceContext.topLevel
+        tracer.extract(request.headers, into: &incoming, using: TestHeadersExtractor())
+        let handling = tracer.startSpan("GET /gateway", context: incoming, ofKind: .server)
+        defer { handling.end() }
+        let answer = await ServiceContext.withValue(handling.context) {
+          try? await outbound.send(HTTPRequest(url: origin.url("/feed")))
+        }
+        return answer.map { TestResponse(status: $0.status, body: [UInt8]($0.body)) } ?? .status(502)
+      }
+      // Service A calls B through Kiln, inside its own span.
+      let inbound = RequestChain(transport: URLSessionTransport(), middleware: [RequestTracing(tracer: tracer)])
+      let caller = tracer.startSpan("handle /home", ofKind: .server)
+      let response = try await ServiceContext.withValue(caller.context) {
+        try await inbound.send(HTTPRequest(url: gateway.url("/gateway")))
+      }
+      caller.end()
+      #expect(response.status == 200)
+      #expect(response.body == Data("feed".utf8))
+
+      // One trace, four spans, each the child of the one before: A's server span, A's client
+      // span, B's server span, B's client span; and C was told B's client span.
+      let spans = tracer.finishedSpans
+      #expect(spans.count == 4)
+      #expect(Set(spans.map(\.traceID)) == [caller.traceID])
+      let toGateway = try #require(spans.first { $0.parentSpanID == caller.spanContext.spanID })
+      let handling = try #require(spans.first { $0.operationName == "GET /gateway" })
+      #expect(handling.parentSpanID == toGateway.spanID)
+      let toOrigin = try #require(spans.first { $0.parentSpanID == handling.spanID })
+      #expect(toOrigin.kind == .client)
+      let gatewayRequest = try #require(gateway.requests.first)
+      let sentToGateway = gatewayRequest.headerFields.filter { $0.name.lowercased() == "traceparent" }.map { $0.value }
+      #expect(sentToGateway == ["00-\(caller.traceID)-\(toGateway.spanID)-01"])
+      let sentToOrigin = origin.requests.first?.headers["traceparent"]
+      #expect(sentToOrigin == "00-\(caller.traceID)-\(toOrigin.spanID)-01")
+      #expect(sentToOrigin?.wholeMatch(of: /00-[0-9a-f]{32}-[0-9a-f]{16}-01/) != nil)
+      #expect(caller.traceID.count == 32)
+
+      // Two callers of B in different traces ask for the same feed at once: the tracing stage
+      // gives each its own traceparent, and Deduplicating still sends one request to C.
+      try await gateway.stop()
+      let released = KilnMutex(false)
+      let slowOrigin = try await TestServer.start { _ in
+        while !released.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(5)) }
+        return .text("slow")
+      }
+      let shared = RequestChain(
+        transport: URLSessionTransport(), middleware: [RequestTracing(tracer: tracer), Deduplicating()])
+      let deduplicating = try #require(shared.first(Deduplicating.self))
+      let feed = HTTPRequest(url: slowOrigin.url("/feed"))
+      async let one = ServiceContext.withValue(tracer.startSpan("one", ofKind: .server).context) {
+        try await shared.send(feed)
+      }
+      async let two = ServiceContext.withValue(tracer.startSpan("two", ofKind: .server).context) {
+        try await shared.send(feed)
+      }
+      #expect(await poll(timeout: .seconds(30)) { deduplicating.callerCount(for: feed) == 2 })
+      released.withLock { $0 = true }
+      let (first, second) = try await (one, two)
+      #expect(first.body == second.body)
+      #expect(slowOrigin.requests.count == 1)
+      #expect(deduplicating.joinedCount == 1)
+      try await slowOrigin.stop()
+      try await origin.stop()
+    }
+  }
+
+  /// A tracer that propagates W3C Trace Context the way OpenTelemetry's does: an
+  /// `InMemoryTracer` with 16-byte trace and 8-byte span identifiers in lowercase hex, whose
+  /// instrument writes and reads `traceparent` (sampled) instead of the in-memory keys.
+  struct W3CTracer: Tracer {
+    let base = InMemoryTracer(
+      idGenerator: .init(nextTraceID: { W3CTracer.hex(bytes: 16) }, nextSpanID: { W3CTracer.hex(bytes: 8) }))
+
+    var finishedSpans: [FinishedInMemorySpan] { base.finishedSpans }
+
+    static func hex(bytes: Int) -> String {
+      (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+
+    func startSpan<Instant: TracerInstant>(
+      _ operationName: String, context: @autoclosure () -> ServiceContext, ofKind kind: SpanKind,
+      at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
+    ) -> InMemorySpan {
+      base.startSpan(
+        operationName, context: context(), ofKind: kind, at: instant(), function: function, file: fileID, line: line)
+    }
+
+    func forceFlush() { base.forceFlush() }
+
+    func inject<Carrier, Inject: Injector>(
+      _ context: ServiceContext, into carrier: inout Carrier, using injector: Inject
+    )
+    where Carrier == Inject.Carrier {
+      guard let span = context.inMemorySpanContext else { return }
+      injector.inject("00-\(span.traceID)-\(span.spanID)-01", forKey: "traceparent", into: &carrier)
+    }
+
+    func extract<Carrier, Extract: Extractor>(
+      _ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract
+    ) where Carrier == Extract.Carrier {
+      guard let value = extractor.extract(key: "traceparent", from: carrier),
+        let match = value.wholeMatch(of: /00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]/)
+      else { return }
+      context.inMemorySpanContext = InMemorySpanContext(
+        traceID: String(match.1), spanID: String(match.2), parentSpanID: nil)
+    }
+  }
+
+  /// Reads a trace context from the loopback server's request headers (lowercased names).
+  struct TestHeadersExtractor: Extractor {
+    func extract(key: String, from headers: [String: String]) -> String? {
+      headers[key.lowercased()]
+    }
   }
 #endif
 
