@@ -51,6 +51,7 @@
     /// read or written before a bump may be stale and is not kept in memory.
     private let remoteChanges = Atomic<UInt64>(0)
     private let state = KilnMutex(ListenerState())
+    private let counters = AtomicCounters<PostgresCacheCounter>()
     private let onInvalidate: (@Sendable (Key?) -> Void)?
 
     private struct ListenerState {
@@ -126,10 +127,17 @@
     /// - Throws: What the store throws.
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
       let listening = isListening
-      if listening, let hit = memory.entry(forKey: key) { return hit }
+      if listening, let hit = memory.entry(forKey: key) {
+        counters.add(.memoryHits)
+        return hit
+      }
       let changes = remoteChanges.load(ordering: .acquiring)
       let snapshot = writes.snapshot(key)
-      guard let entry = try await store.entry(forKey: key) else { return nil }
+      guard let entry = try await store.entry(forKey: key) else {
+        counters.add(.misses)
+        return nil
+      }
+      counters.add(.tableHits)
       if listening, let snapshot {
         memory.setEntry(entry, forKey: key, if: { writes.isUnchanged(key, since: snapshot) && isCurrent(changes) })
       }
@@ -245,6 +253,7 @@
           }
         } catch {}
         unsubscribed()
+        if !Task.isCancelled { counters.add(.connectionLosses) }
         do {
           try await store.clock.sleep(for: reconnectDelay)
         } catch {
@@ -293,6 +302,7 @@
         try Task.checkCancellation()
         guard answered else {
           // Memory is distrusted from now on, not from when the close is noticed.
+          counters.add(.missedHeartbeats)
           unsubscribed()
           let _: EventLoopFuture<Void> = connection.close()
           throw PostgresStoreError.timedOut
@@ -316,6 +326,7 @@
       // Notifications sent while nobody listened are lost: nothing in memory is trusted.
       bumpRemoteChanges()
       memory.removeAll()
+      counters.add(.subscriptions)
       let ready = state.withLock { state in
         state.isListening = true
         state.subscriptions += 1
@@ -340,6 +351,7 @@
         guard let key = try? store.keyCodec.decode(bytes) else { return dropEverything() }
         bumpRemoteChanges()
         memory.removeValue(forKey: key)
+        counters.add(.invalidatedKeys)
         onInvalidate?(key)
       case .everything:
         dropEverything()
@@ -349,7 +361,82 @@
     private func dropEverything() {
       bumpRemoteChanges()
       memory.removeAll()
+      counters.add(.invalidatedAll)
       onInvalidate?(nil)
+    }
+  }
+
+  /// What a ``PostgresCache`` did since it was created: where reads were answered, what other
+  /// processes' changes dropped from memory, and how its subscription fared. Read it with
+  /// ``PostgresCache/statistics``; the tiers count their own work too (`memory.statistics`,
+  /// `store.statistics`).
+  public struct PostgresCacheStatistics: Hashable, Sendable {
+    /// Reads answered by the memory tier (trusted only while subscribed).
+    public var memoryHits = 0
+    /// Reads answered by the table.
+    public var tableHits = 0
+    /// Reads that found nothing in either tier.
+    public var misses = 0
+    /// Keys dropped from memory because another process changed them.
+    public var invalidatedKeys = 0
+    /// Times the whole memory tier was dropped because another process emptied the table
+    /// (or sent a key this process cannot decode).
+    public var invalidatedAll = 0
+    /// Times ``PostgresCache/run()`` subscribed to the table's channel (the first time and
+    /// after each lost connection).
+    public var subscriptions = 0
+    /// Times the listener lost its connection (closed, failed, or a missed heartbeat) or
+    /// could not get one, other than by cancellation. Memory is dropped and distrusted until
+    /// the next subscription.
+    public var connectionLosses = 0
+    /// Heartbeats the listening connection did not answer in time (each then closed it).
+    public var missedHeartbeats = 0
+
+    /// Creates statistics, all zero.
+    public init() {}
+  }
+
+  /// The live counters behind ``PostgresCacheStatistics``.
+  enum PostgresCacheCounter: Int, CaseIterable {
+    case memoryHits, tableHits, misses, invalidatedKeys, invalidatedAll, subscriptions, connectionLosses
+    case missedHeartbeats
+  }
+
+  extension PostgresCache: CountingSource {
+    /// What the cache did since it was created: see ``PostgresCacheStatistics``.
+    public var statistics: PostgresCacheStatistics {
+      var statistics = PostgresCacheStatistics()
+      statistics.memoryHits = counters[.memoryHits]
+      statistics.tableHits = counters[.tableHits]
+      statistics.misses = counters[.misses]
+      statistics.invalidatedKeys = counters[.invalidatedKeys]
+      statistics.invalidatedAll = counters[.invalidatedAll]
+      statistics.subscriptions = counters[.subscriptions]
+      statistics.connectionLosses = counters[.connectionLosses]
+      statistics.missedHeartbeats = counters[.missedHeartbeats]
+      return statistics
+    }
+
+    /// ``statistics`` named for export: `kiln_postgres_cache_lookups_total` (`result`:
+    /// `memory_hit`, `table_hit`, `miss`), `kiln_postgres_cache_invalidations_total` (`scope`:
+    /// `key`, `all`), `kiln_postgres_cache_subscriptions_total`,
+    /// `kiln_postgres_cache_connection_losses_total`, `kiln_postgres_cache_missed_heartbeats_total`
+    /// and the gauge `kiln_postgres_cache_listening` (1 while subscribed). The tiers' own
+    /// readings are theirs to give.
+    public func counterReadings() -> [CounterReading] {
+      let statistics = statistics
+      return [
+        CounterReading("kiln_postgres_cache_lookups_total", [("result", "memory_hit")], value: statistics.memoryHits),
+        CounterReading("kiln_postgres_cache_lookups_total", [("result", "table_hit")], value: statistics.tableHits),
+        CounterReading("kiln_postgres_cache_lookups_total", [("result", "miss")], value: statistics.misses),
+        CounterReading(
+          "kiln_postgres_cache_invalidations_total", [("scope", "key")], value: statistics.invalidatedKeys),
+        CounterReading("kiln_postgres_cache_invalidations_total", [("scope", "all")], value: statistics.invalidatedAll),
+        CounterReading("kiln_postgres_cache_subscriptions_total", value: statistics.subscriptions),
+        CounterReading("kiln_postgres_cache_connection_losses_total", value: statistics.connectionLosses),
+        CounterReading("kiln_postgres_cache_missed_heartbeats_total", value: statistics.missedHeartbeats),
+        CounterReading("kiln_postgres_cache_listening", value: isListening ? 1 : 0, kind: .gauge),
+      ]
     }
   }
 #endif

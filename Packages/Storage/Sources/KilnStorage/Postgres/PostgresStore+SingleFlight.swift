@@ -1,6 +1,7 @@
 #if PostgreSQL
   public import Foundation
   import PostgresNIO
+  import _KilnSynchronization
 
   extension PostgresStore {
     /// The value stored under `key`, or — when there is none — the value `load` returns,
@@ -41,26 +42,46 @@
       let holder = "\(node)-\(UInt64.random(in: 1...UInt64.max))"
       var waited = Duration.zero
       while true {
-        if let entry = try await entry(forKey: key) { return entry.value }
-        try Task.checkCancellation()
+        if let entry = try await entry(forKey: key) {
+          flightCounters.add(waited > .zero ? .joined : .found)
+          return entry.value
+        }
+        do {
+          try Task.checkCancellation()
+        } catch {
+          flightCounters.add(.cancelled)
+          throw error
+        }
         if try await acquireLease(keyBytes, holder: holder, lease: lease) {
+          if waited > .zero { flightCounters.add(.takeovers) }
           do {
             // A loader may have stored the value between the read and the lease.
             if let entry = try await entry(forKey: key) {
               await releaseLease(keyBytes, holder: holder)
+              flightCounters.add(waited > .zero ? .joined : .found)
               return entry.value
             }
             let value = try await load()
             try await setValue(value, forKey: key, expiresAt: expiresAt)
             await releaseLease(keyBytes, holder: holder)
+            flightCounters.add(.loaded)
             return value
           } catch {
             await releaseLease(keyBytes, holder: holder)
+            flightCounters.add(.failed)
             throw error
           }
         }
-        guard waited < waitTimeout else { throw PostgresStoreError.loadWaitTimedOut(waitTimeout) }
-        try await clock.sleep(for: pollInterval)
+        guard waited < waitTimeout else {
+          flightCounters.add(.timedOut)
+          throw PostgresStoreError.loadWaitTimedOut(waitTimeout)
+        }
+        do {
+          try await clock.sleep(for: pollInterval)
+        } catch {
+          flightCounters.add(.cancelled)
+          throw error
+        }
         waited += pollInterval
       }
     }
@@ -79,6 +100,70 @@
       await Task {
         _ = try? await perform { connection in try await LeasedStatement.run(query, on: connection) }
       }.value
+    }
+  }
+
+  /// How the calls to a ``PostgresStore``'s single flight
+  /// (``PostgresStore/value(forKey:expiresAt:lease:waitTimeout:pollInterval:load:)``) ended in
+  /// this process since the store was created. Read it with
+  /// ``PostgresStore/singleFlightStatistics``.
+  public struct PostgresSingleFlightStatistics: Hashable, Sendable {
+    /// Calls that found the value stored without waiting.
+    public var found = 0
+    /// Calls that waited for another caller (here or in another process) and got the value
+    /// it stored: the origin requests single flight saved.
+    public var joined = 0
+    /// Calls that took the lease and loaded the value from the origin.
+    public var loaded = 0
+    /// Leases taken after waiting: the holder gave up (its load failed) or died, and its lease
+    /// ran out.
+    public var takeovers = 0
+    /// Calls whose load, or the write of its value, failed (the lease was given back).
+    public var failed = 0
+    /// Calls that gave up after `waitTimeout` without a value.
+    public var timedOut = 0
+    /// Calls cancelled while waiting.
+    public var cancelled = 0
+
+    /// Creates statistics, all zero.
+    public init() {}
+  }
+
+  /// The live counters behind ``PostgresSingleFlightStatistics``.
+  enum PostgresSingleFlightCounter: Int, CaseIterable {
+    case found, joined, loaded, takeovers, failed, timedOut, cancelled
+  }
+
+  extension PostgresStore {
+    /// How this process's single-flight calls ended: see ``PostgresSingleFlightStatistics``. Read
+    /// beside the store's ``statistics``; both are in ``counterReadings()``.
+    public var singleFlightStatistics: PostgresSingleFlightStatistics {
+      var statistics = PostgresSingleFlightStatistics()
+      statistics.found = flightCounters[.found]
+      statistics.joined = flightCounters[.joined]
+      statistics.loaded = flightCounters[.loaded]
+      statistics.takeovers = flightCounters[.takeovers]
+      statistics.failed = flightCounters[.failed]
+      statistics.timedOut = flightCounters[.timedOut]
+      statistics.cancelled = flightCounters[.cancelled]
+      return statistics
+    }
+
+    /// ``singleFlightStatistics`` named for export: `kiln_postgres_store_single_flight_total`
+    /// (`outcome`: `found`, `joined`, `loaded`, `failed`, `timed_out`, `cancelled`) and
+    /// `kiln_postgres_store_lease_takeovers_total`.
+    var singleFlightReadings: [CounterReading] {
+      let statistics = singleFlightStatistics
+      let name = "kiln_postgres_store_single_flight_total"
+      return [
+        CounterReading(name, [("outcome", "found")], value: statistics.found),
+        CounterReading(name, [("outcome", "joined")], value: statistics.joined),
+        CounterReading(name, [("outcome", "loaded")], value: statistics.loaded),
+        CounterReading(name, [("outcome", "failed")], value: statistics.failed),
+        CounterReading(name, [("outcome", "timed_out")], value: statistics.timedOut),
+        CounterReading(name, [("outcome", "cancelled")], value: statistics.cancelled),
+        CounterReading("kiln_postgres_store_lease_takeovers_total", value: statistics.takeovers),
+      ]
     }
   }
 #endif

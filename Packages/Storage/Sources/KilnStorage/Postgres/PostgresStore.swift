@@ -77,6 +77,8 @@
     let clock: any Clock<Duration>
     /// What the store did: see ``statistics``.
     let counters = StoreCounters()
+    /// How single-flight calls ended: see ``singleFlightStatistics``.
+    let flightCounters = AtomicCounters<PostgresSingleFlightCounter>()
     let sql: Statements
     /// The deadlines of the operations in flight, or `nil` without an ``operationTimeout``.
     let deadlines: OperationDeadlines?
@@ -472,9 +474,11 @@
     }
 
     /// ``statistics`` named for export, with the prefix `kiln_postgres_store` (the names of
-    /// ``DiskCache/counterReadings()``).
+    /// ``DiskCache/counterReadings()``), followed by ``singleFlightStatistics``:
+    /// `kiln_postgres_store_single_flight_total` (`outcome`: `found`, `joined`, `loaded`,
+    /// `failed`, `timed_out`, `cancelled`) and `kiln_postgres_store_lease_takeovers_total`.
     public func counterReadings() -> [CounterReading] {
-      statistics.readings(prefix: "kiln_postgres_store")
+      statistics.readings(prefix: "kiln_postgres_store") + singleFlightReadings
     }
   }
 #endif

@@ -35,8 +35,13 @@ extension SerializableCache {
   /// - Parameter key: The key to look up.
   /// - Returns: The entry, or `nil`.
   public func entry(forKey key: Key) -> CacheEntry<Value>? {
-    guard let node = state.withLock({ $0.table.get(key) }) else { return nil }
+    guard let node = state.withLock({ $0.table.get(key) }) else {
+      counters.add(.misses)
+      return nil
+    }
     if node.expiresAt != .infinity, now().timeIntervalSinceReferenceDate > node.expiresAt {
+      counters.add(.misses)
+      counters.add(.expiredReads)
       let record = node.value.record
       let removed: LRUNode<Key, Stored>? = state.withLock { state in
         guard let removed = state.table.remove(key, if: { $0.value.record == record }) else { return nil }
@@ -46,6 +51,7 @@ extension SerializableCache {
       if removed != nil { scheduleWrite() }
       return nil
     }
+    counters.add(.hits)
     return CacheEntry(
       value: node.value.value, storedAt: Date(timeIntervalSinceReferenceDate: node.storedAt),
       expiresAt: node.expiresAt == .infinity ? nil : Date(timeIntervalSinceReferenceDate: node.expiresAt))

@@ -30,8 +30,12 @@ extension SerializableCache {
       }
       return discards
     }
+    guard let discards else { return }
+    counters.add(.writes)
+    counters.add(.writtenBytes, record.count)
+    if !discards.evicted.isEmpty { counters.add(.evictions, discards.evicted.count) }
     withExtendedLifetime(discards) {}
-    if discards != nil { scheduleWrite() }
+    scheduleWrite()
   }
 
   /// Removes the value stored under `key`, if any, and queues the removal for the journal.
@@ -43,6 +47,7 @@ extension SerializableCache {
       }
       return removed
     }
+    counters.add(.removals)
     if removed != nil { scheduleWrite() }
   }
 
@@ -69,7 +74,10 @@ extension SerializableCache {
       }
       return removed
     }
-    if !removed.isEmpty { scheduleWrite() }
+    if !removed.isEmpty {
+      counters.add(.expirations, removed.count)
+      scheduleWrite()
+    }
     return removed.count
   }
 }

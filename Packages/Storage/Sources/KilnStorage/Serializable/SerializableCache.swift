@@ -58,6 +58,8 @@ public final class SerializableCache<Key: Hashable & Sendable, Value: Sendable>:
   public let recovery: Recovery
 
   let state: KilnMutex<State>
+  /// What the cache did: see `statistics`.
+  let counters = StoreCounters()
   let writer: JournalWriter
   let keyCodec: StoreCodec<Key>
   let valueCodec: StoreCodec<Value>

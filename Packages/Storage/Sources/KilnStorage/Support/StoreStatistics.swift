@@ -95,3 +95,42 @@ extension SQLiteStore: CountingSource {
     statistics.readings(prefix: "kiln_sqlite_store")
   }
 }
+
+extension SerializableCache: CountingSource {
+  /// What the cache did since it was loaded: see ``StoreStatistics``.
+  ///
+  /// ``StoreStatistics/writtenBytes`` counts the journal records of the values stored (not
+  /// compactions), ``StoreStatistics/evictions`` the entries the count limit removed, and
+  /// ``StoreStatistics/unreadableEntries`` stays 0: records that no longer decode are skipped
+  /// while loading and counted in ``recovery``.
+  public var statistics: StoreStatistics {
+    StoreStatistics(counters)
+  }
+
+  /// ``statistics`` named for export, with the prefix `kiln_serializable_cache`:
+  /// `kiln_serializable_cache_lookups_total` (`result`: `hit`, `miss`), `_expired_reads_total`,
+  /// `_unreadable_entries_total`, `_writes_total`, `_written_bytes_total`, `_removals_total`,
+  /// `_evictions_total`, `_expirations_total`.
+  public func counterReadings() -> [CounterReading] {
+    statistics.readings(prefix: "kiln_serializable_cache")
+  }
+}
+
+extension UserDefaultsStore: CountingSource {
+  /// What the store did since it was created: see ``StoreStatistics``.
+  ///
+  /// ``StoreStatistics/writtenBytes`` counts preference names and encoded entries;
+  /// ``StoreStatistics/evictions`` and ``StoreStatistics/expirations`` stay 0 (the store has
+  /// no limit, and removes an expired entry when it reads it).
+  public var statistics: StoreStatistics {
+    StoreStatistics(counters)
+  }
+
+  /// ``statistics`` named for export, with the prefix `kiln_user_defaults_store`:
+  /// `kiln_user_defaults_store_lookups_total` (`result`: `hit`, `miss`), `_expired_reads_total`,
+  /// `_unreadable_entries_total`, `_writes_total`, `_written_bytes_total`, `_removals_total`,
+  /// `_evictions_total`, `_expirations_total`.
+  public func counterReadings() -> [CounterReading] {
+    statistics.readings(prefix: "kiln_user_defaults_store")
+  }
+}

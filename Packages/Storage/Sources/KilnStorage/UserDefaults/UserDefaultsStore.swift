@@ -23,6 +23,8 @@ public final class UserDefaultsStore<Key: Hashable & Sendable, Value: Sendable>:
   private let keyCodec: StoreCodec<Key>
   private let valueCodec: StoreCodec<Value>
   private let now: @Sendable () -> Date
+  /// What the store did: see `statistics`.
+  let counters = StoreCounters()
 
   /// The prefix of every preference name this store writes.
   public let keyPrefix: String
@@ -68,14 +70,21 @@ public final class UserDefaultsStore<Key: Hashable & Sendable, Value: Sendable>:
   /// - Throws: ``UserDefaultsStoreError/keyEncodingFailed(_:)``.
   public func entry(forKey key: Key) throws(UserDefaultsStoreError) -> CacheEntry<Value>? {
     let name = try preferenceName(for: key)
-    guard let data = box.defaults.data(forKey: name) else { return nil }
-    guard let entry = DefaultsEntry.decode(data, valueCodec), !entry.isExpired(at: now()) else {
+    guard let data = box.defaults.data(forKey: name) else {
+      counters.add(.misses)
+      return nil
+    }
+    let decoded = DefaultsEntry.decode(data, valueCodec)
+    guard let entry = decoded, !entry.isExpired(at: now()) else {
+      counters.add(.misses)
+      counters.add(decoded == nil ? .unreadableEntries : .expiredReads)
       // The codec and `now` ran after the read: a newer value may be stored by now.
       DefaultsChanges.shared.change(name, in: box.defaults) { current in
         current == .data(data) ? .remove : .keep
       }
       return nil
     }
+    counters.add(.hits)
     return entry
   }
 
@@ -99,6 +108,8 @@ public final class UserDefaultsStore<Key: Hashable & Sendable, Value: Sendable>:
       expiresAt: EntryLifetime.expiry(expiresAt, storedAt: stamp, lifetime: entryLifetime))
     let encoded = try DefaultsEntry.encode(entry, valueCodec)
     DefaultsChanges.shared.change(name, in: box.defaults) { _ in .set(.data(encoded)) }
+    counters.add(.writes)
+    counters.add(.writtenBytes, name.utf8.count + encoded.count)
   }
 
   /// Removes the value stored under `key`.
@@ -106,6 +117,7 @@ public final class UserDefaultsStore<Key: Hashable & Sendable, Value: Sendable>:
   /// - Throws: ``UserDefaultsStoreError/keyEncodingFailed(_:)``.
   public func removeValue(forKey key: Key) throws(UserDefaultsStoreError) {
     DefaultsChanges.shared.change(try preferenceName(for: key), in: box.defaults) { _ in .remove }
+    counters.add(.removals)
   }
 
   /// Removes every preference this store writes: those named `<keyPrefix>str:…` or

@@ -76,6 +76,71 @@ struct StoreCountersTests {
     }
   }
 
+  @Test(
+    "SerializableCache counts hits, misses, expired reads, writes and journal bytes, evictions, removals, expirations")
+  func serializableCache() async throws {
+    try await withTemporaryDirectory { directory in
+      let date = ManualDate()
+      let cache = try SerializableCache<String, String>.load(
+        name: "counted", directory: directory, entryLifetime: nil, countLimit: 2, writeDelay: .zero,
+        now: date.provider)
+      try cache.setValue("1", forKey: "a", expiresAt: nil)
+      try cache.setValue("2", forKey: "b", expiresAt: date.now.addingTimeInterval(10))
+      try cache.setValue("3", forKey: "c", expiresAt: nil)  // over the count limit: evicts "a"
+      #expect(cache["a"] == nil)
+      #expect(cache["c"] == "3")
+      date.advance(by: .seconds(20))
+      #expect(cache["b"] == nil)  // expired
+      try cache.setValue("4", forKey: "d", expiresAt: date.now.addingTimeInterval(-1))
+      #expect(cache.removeExpired() == 1)
+      cache.removeValue(forKey: "c")
+      try await cache.flush()
+
+      let statistics = cache.statistics
+      #expect(statistics.hits == 1)
+      #expect(statistics.misses == 2)
+      #expect(statistics.expiredReads == 1)
+      #expect(statistics.unreadableEntries == 0)
+      #expect(statistics.writes == 4)
+      #expect(statistics.writtenBytes > 0)
+      #expect(statistics.evictions == 1)
+      #expect(statistics.expirations == 1)
+      #expect(statistics.removals == 1)
+      #expect(counterValue(cache.counterReadings(), "kiln_serializable_cache_writes_total") == 4)
+    }
+  }
+
+  @Test("UserDefaultsStore counts hits, misses, expired and undecodable reads, writes, removals")
+  func userDefaultsStore() async throws {
+    let suite = "kiln.counters.\(UUID().uuidString)"
+    let defaults = try #require(UserDefaults(suiteName: suite))
+    defer { defaults.removePersistentDomain(forName: suite) }
+    let date = ManualDate()
+    let store = UserDefaultsStore<String, Int>(defaults: defaults, now: date.provider)
+    try store.setValue(1, forKey: "a", expiresAt: nil)
+    try store.setValue(2, forKey: "b", expiresAt: date.now.addingTimeInterval(10))
+    #expect(try store.entry(forKey: "a")?.value == 1)
+    #expect(try store.entry(forKey: "z") == nil)
+    date.advance(by: .seconds(20))
+    #expect(try store.entry(forKey: "b") == nil)  // expired
+    try store.setValue(3, forKey: "c", expiresAt: nil)
+    // The same preferences read as another value type: "c" does not decode.
+    let strings = UserDefaultsStore<String, [String]>(defaults: defaults, now: date.provider)
+    #expect(try strings.entry(forKey: "c") == nil)
+    try store.removeValue(forKey: "a")
+
+    let statistics = store.statistics
+    #expect(statistics.hits == 1)
+    #expect(statistics.misses == 2)
+    #expect(statistics.expiredReads == 1)
+    #expect(statistics.writes == 3)
+    #expect(statistics.writtenBytes > 0)
+    #expect(statistics.removals == 1)
+    #expect(strings.statistics.unreadableEntries == 1)
+    #expect(strings.statistics.misses == 1)
+    #expect(counterValue(store.counterReadings(), "kiln_user_defaults_store_lookups_total", [("result", "miss")]) == 2)
+  }
+
   @Test("TieredCache counts where each read was answered: memory, the second tier (real files), or neither")
   func tiered() async throws {
     try await withTemporaryDirectory { directory in

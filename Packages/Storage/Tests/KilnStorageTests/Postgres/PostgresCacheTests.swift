@@ -42,6 +42,7 @@
         await invalidations.waitForCount(1)  // the first write's own notification
         #expect(try await first.value(forKey: "k") == "v1")
         #expect(first.memory["k"] == "v1")
+        #expect(try await first.value(forKey: "k") == "v1")  // from memory now
         try await second.setValue("v2", forKey: "k")
         await invalidations.waitForCount(2)
         #expect(first.memory["k"] == nil)
@@ -59,6 +60,19 @@
         await invalidations.waitForCount(4)
         #expect(invalidations.values.last == .some(nil))
         #expect(first.memory["mine"] == nil)
+
+        var expected = PostgresCacheStatistics()
+        expected.memoryHits = 1
+        expected.tableHits = 2
+        expected.misses = 1
+        expected.invalidatedKeys = 3
+        expected.invalidatedAll = 1
+        expected.subscriptions = 1
+        #expect(first.statistics == expected)
+        let readings = first.counterReadings()
+        #expect(counterValue(readings, "kiln_postgres_cache_lookups_total", [("result", "table_hit")]) == 2)
+        #expect(counterValue(readings, "kiln_postgres_cache_invalidations_total", [("scope", "key")]) == 3)
+        #expect(counterValue(readings, "kiln_postgres_cache_listening") == 1)
       }
     }
 
@@ -71,6 +85,8 @@
         await invalidations.waitForCount(1)
         #expect(invalidations.values == [nil])
         #expect(first.memory["s"] == nil)
+        #expect(first.statistics.invalidatedAll == 1)
+        #expect(first.statistics.invalidatedKeys == 0)
         #expect(try await first.value(forKey: long) == "v")
       }
     }
@@ -88,6 +104,8 @@
         try await second.store.setValue("new", forKey: "k", expiresAt: nil)
         await first.waitUntilSubscribed(count: 2)
         #expect(first.subscriptionCount >= 2)
+        #expect(first.statistics.subscriptions >= 2)
+        #expect(first.statistics.connectionLosses >= 1)
         #expect(first.memory["k"] == nil)
         #expect(try await first.value(forKey: "k") == "new")
       }

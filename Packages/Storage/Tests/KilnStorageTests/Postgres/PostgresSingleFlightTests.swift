@@ -52,6 +52,11 @@
         }
         #expect(values == Array(repeating: "loaded", count: callers))
         #expect(loads.value == 1)
+        // Counted where each call ended: one load, every other caller joined it.
+        let statistics = stores.map(\.singleFlightStatistics)
+        #expect(statistics.map(\.loaded).reduce(0, +) == 1)
+        #expect(statistics.map(\.joined).reduce(0, +) == callers - 1)
+        #expect(statistics.map { $0.found + $0.takeovers + $0.failed + $0.timedOut + $0.cancelled }.reduce(0, +) == 0)
       }
     }
 
@@ -65,6 +70,9 @@
           return "loaded"
         }
         #expect(value == "stored")
+        #expect(store.singleFlightStatistics.found == 1)
+        #expect(
+          counterValue(store.counterReadings(), "kiln_postgres_store_single_flight_total", [("outcome", "found")]) == 1)
       }
     }
 
@@ -76,6 +84,42 @@
           try await store.value(forKey: "k") { throw TestError("origin down") }
         }
         #expect(try await store.value(forKey: "k", waitTimeout: .zero) { "second" } == "second")
+        #expect(store.singleFlightStatistics.failed == 1)
+        #expect(store.singleFlightStatistics.loaded == 1)
+        #expect(store.singleFlightStatistics.takeovers == 0)
+      }
+    }
+
+    @Test("a waiter takes the lease over when the holder's load fails, and loads: counted as a takeover")
+    func takeover() async throws {
+      try await PostgresTestDatabase.withClient { client in
+        let table = PostgresTestDatabase.tableName()
+        let holderStore = try await PostgresStore<String, String>(client: client, table: table)
+        let clock = ManualClock()
+        let waiterStore = try await PostgresStore<String, String>(
+          client: client, table: table, operationTimeout: nil, clock: clock)
+        let loading = Gate()
+        let release = Gate()
+        let holder = Task {
+          try await holderStore.value(forKey: "k") {
+            loading.open()
+            try await release.wait()
+            throw TestError("origin down")
+          }
+        }
+        try await loading.wait()
+        let waiter = Task {
+          try await waiterStore.value(forKey: "k", pollInterval: .milliseconds(5)) { "waiter loaded" }
+        }
+        await clock.waitForSleepers()
+        release.open()
+        await #expect(throws: TestError("origin down")) { try await holder.value }
+        clock.advance(by: .milliseconds(5))
+        #expect(try await waiter.value == "waiter loaded")
+        #expect(holderStore.singleFlightStatistics.failed == 1)
+        #expect(waiterStore.singleFlightStatistics.takeovers == 1)
+        #expect(waiterStore.singleFlightStatistics.loaded == 1)
+        #expect(counterValue(waiterStore.counterReadings(), "kiln_postgres_store_lease_takeovers_total") == 1)
       }
     }
 
@@ -126,6 +170,9 @@
         release.open()
         #expect(try await holder.value == "held")
         #expect(try await waiterStore.value(forKey: "k") == "held")
+        #expect(waiterStore.singleFlightStatistics.timedOut == 1)
+        #expect(waiterStore.singleFlightStatistics.cancelled == 1)
+        #expect(holderStore.singleFlightStatistics.loaded == 1)
       }
     }
   }
