@@ -89,6 +89,12 @@ struct WritesTests {
     #expect(memory["a"] == 5)
     #expect(fetcher.callCount == 1)
     #expect(await outbox.entries.isEmpty)
+    var expected = OutboxStatistics()
+    expected.appended = 1
+    expected.attempts = 1
+    expected.confirmed = 1
+    #expect(outbox.statistics == expected)
+    #expect(counterValue(outbox.counterReadings(), "kiln_outbox_attempt_results_total", [("result", "confirmed")]) == 1)
     // No state twice for a plain subscriber: cached 1, the change, the validation's loading, 5.
     #expect(states.states == [completed(1), completed(5), .loading(content: 5), completed(5)])
     await states.stop()
@@ -363,6 +369,8 @@ struct WritesTests {
     #expect(await outbox.entries.isEmpty)
     #expect(try await outbox.store.loadAll().isEmpty)
     #expect(states.snapshots.last?.pending == nil)
+    #expect(outbox.statistics.rejected == 1)
+    #expect(outbox.statistics.pending == 0)
     await states.stop()
     await outbox.close()
   }
@@ -398,6 +406,11 @@ struct WritesTests {
       return
     }
     #expect(sequence == ticket.sequence)
+    #expect(outbox.statistics.appended == 2)
+    #expect(outbox.statistics.attempts == 3)
+    #expect(outbox.statistics.replaced == 1)
+    #expect(outbox.statistics.rejected == 0)
+    #expect(outbox.statistics.confirmed == 2)
     await states.stop()
     await outbox.close()
   }
@@ -430,6 +443,10 @@ struct WritesTests {
     try await waitUntil { await outbox.entries.isEmpty }
     await events.waitForCount(4)  // failed, stalled, failed, confirmed
     #expect(events.values.contains { if case .stalled = $0 { true } else { false } })
+    #expect(outbox.statistics.failed == 2)
+    #expect(outbox.statistics.stalls == 1)
+    #expect(outbox.statistics.attempts == 3)
+    #expect(outbox.statistics.confirmed == 1)
     await states.stop()
     await outbox.close()
   }
@@ -459,6 +476,9 @@ struct WritesTests {
     mutator.fail(0, with: .unreachable(URLError(.notConnectedToInternet)))
     try await waitUntil { await outbox.isPaused }
     #expect(await outbox.entries.allSatisfy { $0.state == .paused })
+    #expect(outbox.statistics.isPaused)
+    #expect(outbox.statistics.pending == 2)
+    #expect(counterValue(outbox.counterReadings(), "kiln_outbox_paused") == 1)
     try await waitUntil { clock.sleeperCount > 0 }
     #expect(mutator.sendCount == 1, "nothing is sent while paused")
     clock.advance(by: .seconds(30))
@@ -481,6 +501,10 @@ struct WritesTests {
       }
     }
     #expect(kinds == ["paused", "failed", "resumed", "confirmed", "confirmed"])
+    #expect(outbox.statistics.unreachable == 1)
+    #expect(outbox.statistics.pauses == 1)
+    #expect(!outbox.statistics.isPaused)
+    #expect(outbox.statistics.confirmed == 2)
     await outbox.close()
   }
 
@@ -597,6 +621,8 @@ struct WritesTests {
       await states.waitForState { $0.content == 1 }
       let outbox = try await Outbox.open(store, clock: clock, options: Self.options)
       #expect(await outbox.damaged.map(\.channel) == ["counts"])
+      #expect(outbox.statistics.quarantined == 1)
+      #expect(outbox.statistics.pending == 2, "the two intact entries wait for their channel")
       _ = try await repository.writes(
         through: mutator, outbox: outbox, channel: "counts", paramCodec: .automatic, changeCodec: .automatic)
       // Its param is refetched: what the damaged change did is unknown.

@@ -65,7 +65,11 @@ public actor Outbox {
   private var machine: Machine
   private var channels: [String: Channel] = [:]
   /// Every entry not yet confirmed, rejected or quarantined, by sequence.
-  private var infos: [UInt64: Info] = [:]
+  private var infos: [UInt64: Info] = [:] {
+    didSet { counters.setPending(infos.count) }
+  }
+  /// What the outbox did: see ``statistics``.
+  nonisolated let counters = OutboxCounters()
   private var restored: [String: [OutboxEntry]] = [:]
   /// The entries found damaged, all along.
   public private(set) var damaged: [OutboxDamage] = []
@@ -129,6 +133,7 @@ public actor Outbox {
         restored[entry.record.channel, default: []].append(entry)
       case .damaged(let damage):
         do { try await store.quarantine(damage.sequence, reason: damage.reason) } catch { throw OutboxError(error) }
+        counters.add(.quarantined)
         damaged.append(damage)
       }
     }
@@ -317,6 +322,7 @@ public actor Outbox {
     try? await store.quarantine(sequence, reason: reason)
     let damage = OutboxDamage(
       sequence: sequence, channel: info.entry.record.channel, param: info.entry.record.param, reason: reason)
+    counters.add(.quarantined)
     damaged.append(damage)
     publish(.quarantined(damage))
     checkDrained()
@@ -353,6 +359,7 @@ public actor Outbox {
     let entry = OutboxEntry(sequence: sequence, record: record)
     let lane = Self.lane(of: record)
     infos[sequence] = Info(entry: entry, lane: lane, state: .waiting)
+    counters.add(.appended)
     carryOut(machine.enqueued(sequence, in: lane, ready: false))
     return sequence
   }
@@ -389,14 +396,18 @@ public actor Outbox {
         let store = self.store
         track { try? await store.recordFailure(sequence, attempts: attempts, error: error) }
       case .stalled(_, let sequence):
+        counters.add(.stalls)
         infos[sequence]?.state = .stalled
         if let info = infos[sequence] { publish(.stalled(sequence: sequence, channel: info.entry.record.channel)) }
       case .paused:
         for sequence in infos.keys where infos[sequence]?.state != .waitingForChannel {
           infos[sequence]?.state = .paused
         }
+        counters.add(.pauses)
+        counters.setPaused(true)
         publish(.paused)
       case .resumed:
+        counters.setPaused(false)
         for sequence in infos.keys where infos[sequence]?.state == .paused || infos[sequence]?.state == .stalled {
           infos[sequence]?.state = .waiting
         }
@@ -431,6 +442,7 @@ public actor Outbox {
   private func startAttempt(_ sequence: UInt64, attempt: Int) {
     guard let info = infos[sequence], let channel = channels[info.entry.record.channel] else { return }
     infos[sequence]?.state = .sending
+    counters.add(.attempts)
     entriesChanged()
     let entry = info.entry
     track { [weak self] in
@@ -446,19 +458,28 @@ public actor Outbox {
     switch result {
     // The machine first: an answer that ends a pause reports `.resumed` before itself.
     case .confirmed:
+      counters.add(.confirmed)
       carryOut(machine.attemptEnded(sequence, in: info.lane, .confirmed))
       publish(.confirmed(sequence: sequence, channel: channel))
     case .rejected(let status, let body, let error):
+      counters.add(.rejected)
       carryOut(machine.attemptEnded(sequence, in: info.lane, .rejected))
       publish(.rejected(sequence: sequence, channel: channel, status: status, body: body, error: error))
     case .replaced(let record):
+      counters.add(.replaced)
       infos[sequence]?.entry = OutboxEntry(sequence: sequence, record: record)
       infos[sequence]?.state = .waiting
       carryOut(machine.attemptEnded(sequence, in: info.lane, .replaced))
       publish(.replaced(sequence: sequence, channel: channel))
     case .retryable(let error), .unreachable(let error):
       let outcome: Machine.Outcome
-      if case .unreachable = result { outcome = .unreachable(error) } else { outcome = .retryable(error) }
+      if case .unreachable = result {
+        counters.add(.unreachable)
+        outcome = .unreachable(error)
+      } else {
+        counters.add(.failed)
+        outcome = .retryable(error)
+      }
       carryOut(machine.attemptEnded(sequence, in: info.lane, outcome))
       // Still `.sending` unless a retry, a stall or a pause said otherwise.
       if infos[sequence]?.state == .sending { infos[sequence]?.state = .waiting }
@@ -475,6 +496,7 @@ public actor Outbox {
       carryOut(actions.filter { $0 != .remove(sequence: sequence) })
       try? await store.quarantine(sequence, reason: reason)
       let damage = OutboxDamage(sequence: sequence, channel: channel, param: entry.record.param, reason: reason)
+      counters.add(.quarantined)
       damaged.append(damage)
       publish(.quarantined(damage))
       checkDrained()
