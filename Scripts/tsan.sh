@@ -7,8 +7,9 @@
 # Builds in .build-tsan with the Logging, Metrics, Tracing and ServiceLifecycle traits, so
 # their stages, reporter and services run under TSan too (AsyncHTTPClient, PostgreSQL and
 # OpenAPI stay off: they would add AsyncHTTPClient and PostgresNIO, sanitized, to the longest
-# step of CI), and with -DKILN_TSAN, which makes Kiln's locks (KilnMutex) visible to TSan: the standard library's Mutex is futex-based on Linux, and TSan would otherwise
-# report every critical section as a race. Without arguments each test target runs in a
+# step of CI), and with -DKILN_TSAN, which makes Kiln's locks (KilnMutex) visible to TSan:
+# the standard library's Mutex is futex-based on Linux, and TSan would otherwise report
+# every critical section as a race. Without arguments each test target runs in a
 # process of its own, as under Scripts/asan.sh: every suite at once in one process under
 # TSan starved the wire-fault tests' URLSession exchanges past their 1–2 s timeouts. Any
 # TSan report fails the run, except the known false positives listed, each with its reason,
