@@ -259,3 +259,16 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
     }
   }
 }
+
+extension SharedLoads: CountingSource {
+  /// The flights as counters: `kiln_single_flight_loads_total` (`role`: `started` for the
+  /// loads run, `joined` for the callers that waited for one in flight instead) and the gauge
+  /// `kiln_single_flight_in_flight`. Register each `SharedLoads` under a name of its own.
+  public func counterReadings() -> [CounterReading] {
+    [
+      CounterReading("kiln_single_flight_loads_total", [("role", "started")], value: startedCount),
+      CounterReading("kiln_single_flight_loads_total", [("role", "joined")], value: joinedCount),
+      CounterReading("kiln_single_flight_in_flight", value: inFlightCount, kind: .gauge),
+    ]
+  }
+}

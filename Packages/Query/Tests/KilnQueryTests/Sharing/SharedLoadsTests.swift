@@ -17,6 +17,7 @@ struct SharedLoadsTests {
     await FlightEvents.current.waitForJoins(2)
     #expect(loads.waiterCount("article/7", Result<Int, any Error>.self) == 2)
     #expect(loads.isLoading("article/7"))
+    #expect(counterValue(loads.counterReadings(), "kiln_single_flight_in_flight") == 1)
 
     first.release()
     #expect(try await a.value == 1)
@@ -24,6 +25,10 @@ struct SharedLoadsTests {
     #expect(second.loadCount == 0)
     #expect(loads.inFlightCount == 0)
     #expect(!loads.isLoading("article/7"))
+    let readings = loads.counterReadings()
+    #expect(counterValue(readings, "kiln_single_flight_loads_total", [("role", "started")]) == 1)
+    #expect(counterValue(readings, "kiln_single_flight_loads_total", [("role", "joined")]) == 1)
+    #expect(counterValue(readings, "kiln_single_flight_in_flight") == 0)
   }
 
   @Test("different keys load separately")
