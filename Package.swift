@@ -188,6 +188,8 @@ let package = Package(
           package: "postgres-nio",
           condition: .when(traits: [postgreSQLTrait])
         ),
+        // PostgresNIO brings swift-log: PostgresCache logs its listener through it.
+        .product(name: "Logging", package: "swift-log", condition: .when(traits: [postgreSQLTrait])),
         serviceLifecycle,
       ]
     ),
@@ -197,6 +199,7 @@ let package = Package(
       dependencies: [
         "KilnCore", "KilnTesting", "KilnStorageCrashWriter", "KilnPostgresChild", "_KilnTestServer",
         .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: [postgreSQLTrait])),
+        .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: [postgreSQLTrait])),
         serviceLifecycle,
       ]
     ),

@@ -1,5 +1,6 @@
 #if PostgreSQL
   public import Foundation
+  public import Logging
   import PostgresNIO
   import Synchronization
   import _KilnSynchronization
@@ -46,6 +47,12 @@
     /// it waits for the answer; `nil` for never.
     public let heartbeatInterval: Duration?
 
+    /// Where ``run()`` tells how its subscription fares: `info` when it subscribes, `warning`
+    /// when it loses its connection or a heartbeat goes unanswered (memory is distrusted until
+    /// it subscribes again), `trace` for each invalidation another process sends. Nothing is
+    /// logged on the read or write path. A logger that discards everything unless given.
+    public let logger: Logger
+
     private let writes = WriteEpochs()
     /// Bumped by every change another process made and by every (un)subscription: a value
     /// read or written before a bump may be stale and is not kept in memory.
@@ -77,12 +84,46 @@
     ///     other processes' changes are missed, until TCP gives up (minutes to hours).
     ///   - onInvalidate: Called after another process's change dropped a key from memory
     ///     (`nil`: the whole memory tier was dropped). For metrics and tests.
+    public convenience init(
+      memory: MemoryCache<Key, Value>,
+      store: PostgresStore<Key, Value>,
+      entryLifetime: Duration? = nil,
+      reconnectDelay: Duration = .seconds(1),
+      heartbeatInterval: Duration? = .seconds(5),
+      onInvalidate: (@Sendable (Key?) -> Void)? = nil
+    ) {
+      self.init(
+        memory: memory, store: store, entryLifetime: entryLifetime, reconnectDelay: reconnectDelay,
+        heartbeatInterval: heartbeatInterval,
+        logger: Logger(label: "kiln.postgres-cache") { _ in SwiftLogNoOpLogHandler() },
+        onInvalidate: onInvalidate)
+    }
+
+    /// Puts `memory` in front of `store`, logging how the subscription fares through `logger`.
+    ///
+    /// ```swift
+    /// let cache = PostgresCache(memory: MemoryCache(countLimit: 1_000), store: store, logger: logger)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - memory: The local tier. Its own `entryLifetime` is not used.
+    ///   - store: The shared table.
+    ///   - entryLifetime: The lifetime of entries written without an explicit expiry, in
+    ///     both tiers; `nil` (the default) for until removed or evicted.
+    ///   - reconnectDelay: The pause between a lost listening connection and the next
+    ///     subscription, on the store's clock; one second by default.
+    ///   - heartbeatInterval: How often ``run()`` checks that the listening connection still
+    ///     answers, and how long it waits for the answer; 5 seconds by default, `nil` for never.
+    ///   - logger: Where ``run()`` logs (see ``logger``).
+    ///   - onInvalidate: Called after another process's change dropped a key from memory
+    ///     (`nil`: the whole memory tier was dropped).
     public init(
       memory: MemoryCache<Key, Value>,
       store: PostgresStore<Key, Value>,
       entryLifetime: Duration? = nil,
       reconnectDelay: Duration = .seconds(1),
       heartbeatInterval: Duration? = .seconds(5),
+      logger: Logger,
       onInvalidate: (@Sendable (Key?) -> Void)? = nil
     ) {
       precondition(entryLifetime.map { $0 > .zero } ?? true, "PostgresCache entryLifetime must be positive")
@@ -92,6 +133,7 @@
       self.entryLifetime = entryLifetime
       self.reconnectDelay = reconnectDelay
       self.heartbeatInterval = heartbeatInterval
+      self.logger = logger
       self.onInvalidate = onInvalidate
     }
 
@@ -251,7 +293,13 @@
               throw error
             }
           }
-        } catch {}
+        } catch {
+          if !Task.isCancelled {
+            logger.warning(
+              "Kiln PostgresCache: the listening connection failed or closed; memory is distrusted until it subscribes again",
+              metadata: ["kiln_channel": "\(store.channel)", "error": "\(String(reflecting: error))"])
+          }
+        }
         unsubscribed()
         if !Task.isCancelled { counters.add(.connectionLosses) }
         do {
@@ -303,6 +351,9 @@
         guard answered else {
           // Memory is distrusted from now on, not from when the close is noticed.
           counters.add(.missedHeartbeats)
+          logger.warning(
+            "Kiln PostgresCache: the listening connection missed a heartbeat; closing it",
+            metadata: ["kiln_channel": "\(store.channel)", "kiln_heartbeat_interval": "\(interval)"])
           unsubscribed()
           let _: EventLoopFuture<Void> = connection.close()
           throw PostgresStoreError.timedOut
@@ -327,6 +378,7 @@
       bumpRemoteChanges()
       memory.removeAll()
       counters.add(.subscriptions)
+      logger.info("Kiln PostgresCache subscribed", metadata: ["kiln_channel": "\(store.channel)"])
       let ready = state.withLock { state in
         state.isListening = true
         state.subscriptions += 1
@@ -352,6 +404,8 @@
         bumpRemoteChanges()
         memory.removeValue(forKey: key)
         counters.add(.invalidatedKeys)
+        logger.trace(
+          "Kiln PostgresCache: another process changed a key", metadata: ["kiln_channel": "\(store.channel)"])
         onInvalidate?(key)
       case .everything:
         dropEverything()
@@ -362,6 +416,7 @@
       bumpRemoteChanges()
       memory.removeAll()
       counters.add(.invalidatedAll)
+      logger.trace("Kiln PostgresCache: memory dropped whole", metadata: ["kiln_channel": "\(store.channel)"])
       onInvalidate?(nil)
     }
   }

@@ -1,6 +1,8 @@
 #if PostgreSQL
   import Foundation
+  import InMemoryLogging
   import KilnTesting
+  import Logging
   import PostgresNIO
   import Testing
 
@@ -108,6 +110,36 @@
         #expect(first.statistics.connectionLosses >= 1)
         #expect(first.memory["k"] == nil)
         #expect(try await first.value(forKey: "k") == "new")
+      }
+    }
+
+    @Test("run() logs each subscription at info and a lost connection at warning; reads and writes log nothing")
+    func logging() async throws {
+      try await PostgresTestDatabase.withClient { client in
+        let handler = InMemoryLogHandler()
+        var logger = Logger(label: "test.postgres-cache") { _ in handler }
+        logger.logLevel = .debug
+        let cache = PostgresCache(
+          memory: MemoryCache<String, String>(countLimit: 10),
+          store: try await PostgresStore<String, String>(client: client, table: PostgresTestDatabase.tableName()),
+          reconnectDelay: .milliseconds(10), logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+          group.addTask { await cache.run() }
+          defer { group.cancelAll() }
+          await cache.waitUntilSubscribed()
+          try await cache.setValue("v", forKey: "k")
+          #expect(try await cache.value(forKey: "k") == "v")
+          #expect(handler.entries.map(\.level) == [.info])
+          let listen = "LISTEN \"\(cache.store.channel)\";"
+          try await client.query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = \(listen) AND pid <> pg_backend_pid()"
+          ).drain()
+          await cache.waitUntilSubscribed(count: 2)
+        }
+        let entries = handler.entries
+        #expect(entries.map(\.level) == [.info, .warning, .info])
+        #expect(entries[1].message.description.contains("memory is distrusted"))
+        #expect(entries.allSatisfy { $0.metadata["kiln_channel"] == .string(cache.store.channel) })
       }
     }
 
