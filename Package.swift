@@ -260,7 +260,7 @@ let package = Package(
     // Repository: single source of truth, loading states, pagination, loaders.
     module(
       "KilnRepository", package: "Repository",
-      dependencies: ["KilnCore", "KilnStorage", "_KilnSynchronization", serviceLifecycle]),
+      dependencies: ["KilnCore", "KilnStorage", "_KilnSynchronization", logging, serviceLifecycle]),
     // The loaders over KilnNetwork's handler (SimpleNetworkLoader): the only part of the
     // repository that networks, so that `import KilnRepository` builds no KilnNetwork.
     module("KilnRepositoryNetwork", package: "Repository", dependencies: ["KilnRepository", "KilnNetwork"]),
@@ -272,7 +272,10 @@ let package = Package(
     module("KilnSwiftUI", package: "Repository", dependencies: ["KilnRepository"]),
     tests(
       for: "KilnRepository", package: "Repository",
-      dependencies: ["KilnCore", "KilnTesting", "KilnRepositoryTesting", "_KilnSynchronization", serviceLifecycle]),
+      dependencies: [
+        "KilnCore", "KilnTesting", "KilnRepositoryTesting", "_KilnSynchronization", logging, serviceLifecycle,
+        product("InMemoryLogging", "swift-log", trait: loggingTrait),
+      ]),
     tests(
       for: "KilnRepositoryNetwork", package: "Repository",
       dependencies: [

@@ -1,6 +1,10 @@
 public import Foundation
 import _KilnSynchronization
 
+#if Logging
+  public import Logging
+#endif
+
 /// A durable queue of local changes on their way to the origin: one store, one sender, and
 /// one channel per repository that writes through it.
 ///
@@ -36,6 +40,14 @@ public actor Outbox {
   public nonisolated let options: OutboxOptions
   private nonisolated let clock: any Clock<Duration>
   private nonisolated let now: @Sendable () -> Date
+  #if Logging
+    /// Where the outbox tells what happens to its entries (the `Logging` trait): `warning`
+    /// when a scope stalls, the origin is unreachable or an entry is quarantined, `notice` for
+    /// a rejection, `info` when sending resumes, `debug` for each failed attempt; nothing for
+    /// a change recorded or confirmed. `nil` unless given to
+    /// ``open(_:clock:options:logger:now:)``.
+    public nonisolated let logger: Logger?
+  #endif
 
   /// A channel's side of sending: one attempt, with the repository's updates around it.
   struct Channel: Sendable {
@@ -92,16 +104,31 @@ public actor Outbox {
   >((0, [:]))
   private var isEntriesFlushScheduled = false
 
-  private init(
-    store: any OutboxStore, clock: any Clock<Duration>, options: OutboxOptions, now: @escaping @Sendable () -> Date
-  ) {
-    self.store = store
-    self.clock = clock
-    self.options = options
-    self.now = now
-    machine = Machine(
-      policy: options.retry, maxInFlight: options.maxConcurrentSends, probeInterval: options.probeInterval)
-  }
+  #if Logging
+    private init(
+      store: any OutboxStore, clock: any Clock<Duration>, options: OutboxOptions, now: @escaping @Sendable () -> Date,
+      logger: Logger? = nil
+    ) {
+      self.store = store
+      self.clock = clock
+      self.options = options
+      self.now = now
+      self.logger = logger
+      machine = Machine(
+        policy: options.retry, maxInFlight: options.maxConcurrentSends, probeInterval: options.probeInterval)
+    }
+  #else
+    private init(
+      store: any OutboxStore, clock: any Clock<Duration>, options: OutboxOptions, now: @escaping @Sendable () -> Date
+    ) {
+      self.store = store
+      self.clock = clock
+      self.options = options
+      self.now = now
+      machine = Machine(
+        policy: options.retry, maxInFlight: options.maxConcurrentSends, probeInterval: options.probeInterval)
+    }
+  #endif
 
   /// Opens the outbox of `store`: loads every entry (each waits for its channel to attach)
   /// and moves damaged ones to the store's quarantine.
@@ -122,6 +149,73 @@ public actor Outbox {
     try await outbox.load()
     return outbox
   }
+
+  #if Logging
+    /// Opens the outbox of `store`, logging what happens to its entries through `logger` (the
+    /// `Logging` trait; see ``logger``).
+    ///
+    /// ```swift
+    /// let outbox = try await Outbox.open(SQLiteOutboxStore(url: url), logger: Logger(label: "app.outbox"))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - store: Where the entries live.
+    ///   - clock: What retries, stalls and probes wait on.
+    ///   - options: Retry policy, concurrency and probe interval.
+    ///   - logger: Where the outbox logs.
+    ///   - now: The wall clock that dates new entries.
+    /// - Throws: ``OutboxError/store(_:)`` when the store cannot be read.
+    public static func open(
+      _ store: some OutboxStore,
+      clock: any Clock<Duration> = ContinuousClock(),
+      options: OutboxOptions = OutboxOptions(),
+      logger: Logger,
+      now: @escaping @Sendable () -> Date = Date.init
+    ) async throws(OutboxError) -> Outbox {
+      let outbox = Outbox(store: store, clock: clock, options: options, now: now, logger: logger)
+      try await outbox.load()
+      for damage in await outbox.damaged { log(.quarantined(damage), to: logger) }
+      return outbox
+    }
+
+    /// Logs `event` at its level: see ``logger``.
+    private static func log(_ event: OutboxEvent, to logger: Logger) {
+      switch event {
+      case .confirmed:
+        break
+      case .failed(let sequence, let channel, let attempts, let error):
+        logger.debug(
+          "Kiln outbox: an attempt failed",
+          metadata: [
+            "kiln_channel": "\(channel)", "kiln_sequence": "\(sequence)", "kiln_attempts": "\(attempts)",
+            "error": "\(error)",
+          ])
+      case .rejected(let sequence, let channel, let status, _, _):
+        logger.notice(
+          "Kiln outbox: the origin rejected a change; rolled back",
+          metadata: ["kiln_channel": "\(channel)", "kiln_sequence": "\(sequence)", "kiln_status": "\(status)"])
+      case .replaced(let sequence, let channel):
+        logger.notice(
+          "Kiln outbox: the origin rejected a change; the resolver's change replaces it",
+          metadata: ["kiln_channel": "\(channel)", "kiln_sequence": "\(sequence)"])
+      case .stalled(let sequence, let channel):
+        logger.warning(
+          "Kiln outbox: a scope stalled after its retries; it waits for resume()",
+          metadata: ["kiln_channel": "\(channel)", "kiln_sequence": "\(sequence)"])
+      case .quarantined(let damage):
+        logger.warning(
+          "Kiln outbox: an entry was moved to quarantine",
+          metadata: [
+            "kiln_channel": "\(damage.channel ?? "unknown")", "kiln_sequence": "\(damage.sequence)",
+            "kiln_reason": "\(damage.reason)",
+          ])
+      case .paused:
+        logger.warning("Kiln outbox: the origin is unreachable; every scope paused")
+      case .resumed:
+        logger.info("Kiln outbox: sending resumed")
+      }
+    }
+  #endif
 
   private func load() async throws(OutboxError) {
     let loaded: [OutboxLoad]
@@ -254,6 +348,9 @@ public actor Outbox {
   }
 
   private func publish(_ event: OutboxEvent) {
+    #if Logging
+      if let logger { Self.log(event, to: logger) }
+    #endif
     for continuation in subscribers.withLock({ Array($0.all.values) }) { continuation.yield(event) }
   }
 
