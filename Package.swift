@@ -198,6 +198,7 @@ let package = Package(
       package: "Storage",
       dependencies: [
         "KilnCore", "KilnTesting", "KilnStorageCrashWriter", "KilnPostgresChild", "_KilnTestServer",
+        "_KilnSynchronization",
         .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: [postgreSQLTrait])),
         .product(name: "InMemoryLogging", package: "swift-log", condition: .when(traits: [postgreSQLTrait])),
         serviceLifecycle,
@@ -213,7 +214,7 @@ let package = Package(
     .executableTarget(
       name: "KilnPostgresChild",
       dependencies: [
-        "KilnStorage",
+        "KilnStorage", "KilnNetwork",
         .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: [postgreSQLTrait])),
       ],
       path: "Packages/Storage/Tests/KilnPostgresChild"

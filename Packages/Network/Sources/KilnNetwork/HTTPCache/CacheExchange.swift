@@ -37,9 +37,20 @@ struct CacheExchange: Sendable {
       counters.add(.staleHits)
       if let stored {
         let exchange = self
-        cache.revalidateInBackground(key: HTTPCache.key(for: request.url)) {
+        let key = HTTPCache.key(for: request.url)
+        cache.revalidateInBackground(key: key) {
+          // Over a store other processes share, one of them revalidates: a process that finds
+          // the key's lease held leaves it to the holder.
+          var lease: StoreLease?
+          if let leasing = exchange.cache.leasing, let collapsing = exchange.cache.collapsing {
+            do {
+              guard let taken = try await leasing.takeLease(on: key, for: collapsing.lease) else { return }
+              lease = taken
+            } catch {}
+          }
           _ = try? await exchange.forward(
             request, as: revalidation, stored: stored, reason: .stale, send: sendInBackground)
+          if let lease { await exchange.cache.leasing?.giveBack(lease) }
         }
       }
       return response
@@ -50,8 +61,124 @@ struct CacheExchange: Sendable {
       case .bypass, .method: counters.add(.bypassed)
       case .uriMiss, .varyMiss, .miss: counters.add(.misses)
       }
+      if let leasing = cache.leasing, let collapsing = cache.collapsing, Self.collapses(request, reason) {
+        return try await forwardCollapsed(
+          request, as: forwarded, stored: stored, reason: reason, send: send, leasing: leasing, collapsing)
+      }
       return try await forward(request, as: forwarded, stored: stored, reason: reason, send: send)
     }
+  }
+
+  /// Whether `request`, forwarded for `reason`, waits for another process's: misses and stale
+  /// responses do, unless the request refuses a stored response however new (`no-cache`,
+  /// `max-age=0`, `Pragma: no-cache`), which only its own exchange with the origin answers.
+  /// Uncached methods never wait.
+  private static func collapses(_ request: HTTPRequest, _ reason: HTTPCacheStatus.Forward) -> Bool {
+    switch reason {
+    case .uriMiss, .varyMiss, .miss, .stale:
+      let directives = CacheControl(request.headers)
+      if directives.noCache || directives.maxAge == 0 { return false }
+      return !(directives.isEmpty && request.headers.listElements(for: "Pragma").contains("no-cache"))
+    case .request, .bypass, .method:
+      return false
+    }
+  }
+
+  /// Forwards `request` as the one process (of those sharing the store) that asks the origin
+  /// for its key now, holding the key's lease; or, while another process holds it, waits for the
+  /// response that process stores (see ``RequestCollapsing``).
+  private func forwardCollapsed(
+    _ request: HTTPRequest, as forwarded: HTTPRequest, stored: StoredHTTPResponse?,
+    reason: HTTPCacheStatus.Forward, send: Send, leasing: any LeasingStore<String>, _ collapsing: RequestCollapsing
+  ) async throws(NetworkError) -> HTTPResponse {
+    let key = HTTPCache.key(for: request.url)
+    let counters = cache.counters
+    let elapsed = ElapsedClock(collapsing.clock)
+    var waited = false
+    while true {
+      let lease: StoreLease?
+      do {
+        lease = try await leasing.takeLease(on: key, for: collapsing.lease)
+      } catch {
+        // The store cannot be reached: ask as if it offered no lease.
+        return try await forward(request, as: forwarded, stored: stored, reason: reason, send: send)
+      }
+      if let lease {
+        if waited { counters.add(.collapseTakeovers) }
+        do {
+          let response = try await forwardHolding(
+            request, as: forwarded, stored: stored, reason: reason, send: send, afterWaiting: waited)
+          await leasing.giveBack(lease)
+          return response
+        } catch {
+          await leasing.giveBack(lease)
+          throw error
+        }
+      }
+      // Another process holds the key: wait for the response it stores.
+      guard elapsed.elapsed() < collapsing.waitTimeout else {
+        counters.add(.collapseWaitTimeouts)
+        return try await forward(request, as: forwarded, stored: stored, reason: reason, send: send)
+      }
+      waited = true
+      do {
+        try await collapsing.clock.sleep(for: collapsing.pollInterval)
+      } catch {
+        throw .cancelled
+      }
+      if let response = await collapsedResponse(to: request, reason: reason) {
+        counters.add(.collapsedResponses)
+        return response
+      }
+    }
+  }
+
+  /// Forwards `request` while holding its key's lease. After a wait, another process may have
+  /// stored (or freshened) a response meanwhile: the request is decided again first.
+  private func forwardHolding(
+    _ request: HTTPRequest, as forwarded: HTTPRequest, stored: StoredHTTPResponse?,
+    reason: HTTPCacheStatus.Forward, send: Send, afterWaiting waited: Bool
+  ) async throws(NetworkError) -> HTTPResponse {
+    guard waited else { return try await forward(request, as: forwarded, stored: stored, reason: reason, send: send) }
+    let variants = await cache.storedResponses(for: request.url)
+    let current = variants.first { $0.matchesVary(of: request) }
+    switch cache.policy.decision(for: request, stored: current ?? variants.first, now: cache.now()) {
+    case .serve(let response):
+      cache.counters.add(.collapsedResponses)
+      return Self.markedCollapsed(response, reason: reason)
+    case .forward(let again, let newReason):
+      return try await forward(request, as: again, stored: current, reason: newReason, send: send)
+    case .generate, .serveStale:
+      return try await forward(request, as: forwarded, stored: stored, reason: reason, send: send)
+    }
+  }
+
+  /// The response another process stored for `request`, if the cache may now serve it fresh,
+  /// its `Cache-Status` marked `collapsed`.
+  private func collapsedResponse(to request: HTTPRequest, reason: HTTPCacheStatus.Forward) async -> HTTPResponse? {
+    let variants = await cache.storedResponses(for: request.url)
+    let current = variants.first { $0.matchesVary(of: request) }
+    guard case .serve(let response) = cache.policy.decision(for: request, stored: current, now: cache.now()) else {
+      return nil
+    }
+    return Self.markedCollapsed(response, reason: reason)
+  }
+
+  /// `response`, served from the cache, with its `Cache-Status` member saying it answered a
+  /// forwarded request collapsed into another process's (RFC 9211 §2.6):
+  /// `Kiln; fwd=uri-miss; fwd-status=200; ttl=60; collapsed`.
+  private static func markedCollapsed(_ response: HTTPResponse, reason: HTTPCacheStatus.Forward) -> HTTPResponse {
+    var response = response
+    var members = response.headers.values(for: "Cache-Status")
+    var status = members.last.flatMap(HTTPCacheStatus.init(member:)) ?? HTTPCacheStatus()
+    status.hit = false
+    status.forward = reason
+    status.forwardStatus = response.status
+    status.collapsed = true
+    if members.isEmpty { members.append(status.description) } else { members[members.count - 1] = status.description }
+    response.headers.remove("Cache-Status")
+    for member in members { response.headers.add(member, for: "Cache-Status") }
+    return response
   }
 
   /// Sends `forwarded` (the request, possibly made conditional) and handles the answer: a 304

@@ -25,6 +25,11 @@ import _KilnSynchronization
 /// the store still holds those very bytes. The store stays the source of truth: an entry
 /// changed by another process sharing the store, removed or expired is seen at once.
 ///
+/// Over a store several processes share that offers a lease (a `LeasingStore`: KilnStorage's
+/// `PostgresStore` and `PostgresCache`), the processes that miss one URL together send one
+/// request to the origin and the others wait for the response it stores: see
+/// ``RequestCollapsing``, on by default for such a store.
+///
 /// - Important: Entries are written with `expiresAt: .distantFuture` so that stale responses
 ///   stay available for revalidation and `stale-if-error`; bound the store by count or size.
 public final class HTTPCache: Sendable {
@@ -34,6 +39,12 @@ public final class HTTPCache: Sendable {
   public let maximumVariants: Int
   /// The wall clock the cache judges freshness by.
   public let now: @Sendable () -> Date
+
+  /// How processes sharing the store send one request per key to the origin; `nil` when the
+  /// store offers no lease (it is no `LeasingStore`) or collapsing was turned off.
+  public let collapsing: RequestCollapsing?
+  /// The store, as the lease provider collapsing uses.
+  let leasing: (any LeasingStore<String>)?
 
   private let store: any KeyValueStore<String, Data>
   /// Reads an entry from ``store``: a closure made where the store's type is known, so that a
@@ -52,7 +63,8 @@ public final class HTTPCache: Sendable {
     HTTPCacheStatistics(counters)
   }
 
-  /// Creates a cache over `store`.
+  /// Creates a cache over `store`; over a `LeasingStore`, processes collapse their requests
+  /// with ``RequestCollapsing``'s defaults.
   ///
   /// - Parameters:
   ///   - store: Where the responses are kept.
@@ -71,12 +83,55 @@ public final class HTTPCache: Sendable {
       maximumVariants: maximumVariants, now: now)
   }
 
+  /// Creates a cache over `store`, saying how processes sharing it collapse their requests.
+  ///
+  /// ```swift
+  /// let cache = HTTPCache(
+  ///   store: postgresStore, policy: .shared,
+  ///   collapsing: RequestCollapsing(lease: .seconds(10), waitTimeout: .seconds(5)))
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - store: Where the responses are kept.
+  ///   - policy: The caching rules.
+  ///   - maximumVariants: How many `Vary` variants to keep per URL; 8 by default.
+  ///   - collapsing: How processes sharing a `LeasingStore` send one request per key to the
+  ///     origin; `nil` to let each process ask for itself. Ignored for a store that is no
+  ///     `LeasingStore`.
+  ///   - now: The wall clock; `Date.init` by default.
+  @inlinable
+  public convenience init(
+    store: some KeyValueStore<String, Data>,
+    policy: HTTPCachePolicy = .private,
+    maximumVariants: Int = 8,
+    collapsing: RequestCollapsing?,
+    now: @escaping @Sendable () -> Date = Date.init
+  ) {
+    self.init(
+      store: store, readEntry: { key in try? await store.entry(forKey: key) }, policy: policy,
+      maximumVariants: maximumVariants, collapsing: collapsing, now: now)
+  }
+
+  @usableFromInline
+  convenience init(
+    store: any KeyValueStore<String, Data>,
+    readEntry: @escaping @Sendable (String) async -> CacheEntry<Data>?,
+    policy: HTTPCachePolicy,
+    maximumVariants: Int,
+    now: @escaping @Sendable () -> Date
+  ) {
+    self.init(
+      store: store, readEntry: readEntry, policy: policy, maximumVariants: maximumVariants,
+      collapsing: RequestCollapsing(), now: now)
+  }
+
   @usableFromInline
   init(
     store: any KeyValueStore<String, Data>,
     readEntry: @escaping @Sendable (String) async -> CacheEntry<Data>?,
     policy: HTTPCachePolicy,
     maximumVariants: Int,
+    collapsing: RequestCollapsing?,
     now: @escaping @Sendable () -> Date
   ) {
     precondition(maximumVariants >= 1, "HTTPCache maximumVariants must be at least 1")
@@ -85,6 +140,8 @@ public final class HTTPCache: Sendable {
     self.policy = policy
     self.maximumVariants = maximumVariants
     self.now = now
+    leasing = collapsing == nil ? nil : store as? any LeasingStore<String>
+    self.collapsing = leasing == nil ? nil : collapsing
   }
 
   /// The store key of `url`: the URL without its fragment.

@@ -49,6 +49,15 @@ public struct HTTPCacheStatistics: Hashable, Sendable {
   public var invalidations = 0
   /// Stored entries that could not be decoded (corrupt or foreign bytes), removed as misses.
   public var corruptEntries = 0
+  /// Forwarded requests answered by the response another process (sharing a `LeasingStore`)
+  /// fetched and stored while they waited: the origin requests ``RequestCollapsing`` saved.
+  public var collapsedResponses = 0
+  /// Leases taken after waiting: the holder failed, died, or got a response it could not
+  /// store, and this process asked the origin itself.
+  public var collapseTakeovers = 0
+  /// Waits that ran past ``RequestCollapsing/waitTimeout``: the process asked the origin
+  /// without the lease.
+  public var collapseWaitTimeouts = 0
 
   /// Creates statistics, all zero.
   public init() {}
@@ -59,6 +68,7 @@ enum HTTPCacheCounter: Int, CaseIterable {
   case hits, staleHits, misses, expired, requestForwards, generated, bypassed, staleIfError
   case revalidatedNotModified, revalidatedReplaced, revalidationFailures
   case stores, storedBytes, storeFailures, invalidations, corruptEntries
+  case collapsedResponses, collapseTakeovers, collapseWaitTimeouts
 }
 
 extension HTTPCacheStatistics {
@@ -79,6 +89,9 @@ extension HTTPCacheStatistics {
     storeFailures = counters[.storeFailures]
     invalidations = counters[.invalidations]
     corruptEntries = counters[.corruptEntries]
+    collapsedResponses = counters[.collapsedResponses]
+    collapseTakeovers = counters[.collapseTakeovers]
+    collapseWaitTimeouts = counters[.collapseWaitTimeouts]
   }
 }
 
@@ -96,6 +109,7 @@ extension HTTPCache: CountingSource {
   /// | `kiln_http_cache_store_failures_total` | counter | | writes refused by the store |
   /// | `kiln_http_cache_invalidations_total` | counter | | URLs invalidated |
   /// | `kiln_http_cache_corrupt_entries_total` | counter | | undecodable entries removed |
+  /// | `kiln_http_cache_collapsed_total` | counter | `outcome`: `reused`, `took_over`, `timed_out` | forwarded requests that waited for another process's: answered by its response, took the lease over, or gave up waiting |
   /// | `kiln_http_cache_revalidations_in_flight` | gauge | | background revalidations running |
   public func counterReadings() -> [CounterReading] {
     let s = statistics
@@ -118,6 +132,9 @@ extension HTTPCache: CountingSource {
       CounterReading("kiln_http_cache_store_failures_total", value: s.storeFailures),
       CounterReading("kiln_http_cache_invalidations_total", value: s.invalidations),
       CounterReading("kiln_http_cache_corrupt_entries_total", value: s.corruptEntries),
+      CounterReading("kiln_http_cache_collapsed_total", [("outcome", "reused")], value: s.collapsedResponses),
+      CounterReading("kiln_http_cache_collapsed_total", [("outcome", "took_over")], value: s.collapseTakeovers),
+      CounterReading("kiln_http_cache_collapsed_total", [("outcome", "timed_out")], value: s.collapseWaitTimeouts),
       CounterReading("kiln_http_cache_revalidations_in_flight", value: revalidationsInFlight, kind: .gauge),
     ]
   }

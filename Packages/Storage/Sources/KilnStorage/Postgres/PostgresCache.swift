@@ -421,6 +421,18 @@
     }
   }
 
+  extension PostgresCache: LeasingStore {
+    /// Takes the lease on `key` in the table's leases: see ``PostgresStore/takeLease(on:for:)``.
+    public func takeLease(on key: Key, for duration: Duration) async throws -> StoreLease? {
+      try await store.takeLease(on: key, for: duration)
+    }
+
+    /// Gives `lease` back: see ``PostgresStore/giveBack(_:)``.
+    public func giveBack(_ lease: StoreLease) async {
+      await store.giveBack(lease)
+    }
+  }
+
   /// What a ``PostgresCache`` did since it was created: where reads were answered, what other
   /// processes' changes dropped from memory, and how its subscription fared. Read it with
   /// ``PostgresCache/statistics``; the tiers count their own work too (`memory.statistics`,

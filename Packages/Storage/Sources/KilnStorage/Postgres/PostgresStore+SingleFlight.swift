@@ -86,7 +86,7 @@
       }
     }
 
-    private func acquireLease(_ key: Data, holder: String, lease: Duration) async throws -> Bool {
+    func acquireLease(_ key: Data, holder: String, lease: Duration) async throws -> Bool {
       let query = sql.acquireLease(key: key, holder: holder, milliseconds: lease.timeInterval * 1_000)
       return try await perform { connection in
         try await !LeasedStatement.run(query, on: connection, confirmingCommit: true).rows.isEmpty
@@ -95,11 +95,33 @@
 
     /// Gives a lease back, also from a cancelled task, within ``operationTimeout``; a failure
     /// leaves it to run out.
-    private func releaseLease(_ key: Data, holder: String) async {
+    func releaseLease(_ key: Data, holder: String) async {
       let query = sql.releaseLease(key: key, holder: holder)
       await Task {
         _ = try? await perform { connection in try await LeasedStatement.run(query, on: connection) }
       }.value
+    }
+  }
+
+  extension PostgresStore: LeasingStore {
+    /// Takes the lease on `key` in the `<table>_leases` table, as the single flight of
+    /// ``value(forKey:expiresAt:lease:waitTimeout:pollInterval:load:)`` does: one holder at a
+    /// time across every process sharing the table, until it gives the lease back or `duration`
+    /// runs out on the server's clock.
+    ///
+    /// - Throws: ``PostgresStoreError``, or a key encoding error.
+    public func takeLease(on key: Key, for duration: Duration) async throws -> StoreLease? {
+      precondition(duration > .zero, "a lease must last")
+      let keyBytes = try encode(key)
+      let holder = "\(node)-\(UInt64.random(in: 1...UInt64.max))"
+      return try await acquireLease(keyBytes, holder: holder, lease: duration)
+        ? StoreLease(key: keyBytes, holder: holder) : nil
+    }
+
+    /// Gives `lease` back within ``operationTimeout``, also from a cancelled task; a failure
+    /// leaves it to run out.
+    public func giveBack(_ lease: StoreLease) async {
+      await releaseLease(lease.key, holder: lease.holder)
     }
   }
 

@@ -3,6 +3,8 @@
   import KilnTesting
   import PostgresNIO
   import Testing
+  import _KilnSynchronization
+  import _KilnTestServer
 
   @testable import KilnStorage
 
@@ -98,6 +100,83 @@
         #expect(value == "taken over")
         #expect(ContinuousClock.now - started < .seconds(15))
       }
+    }
+
+    @Test(
+      "gateway processes sharing one HTTP cache on PostgreSQL send one request per URL to the origin; the others get its response, collapsed",
+      arguments: [2, 4])
+    func oneOriginRequest(processes: Int) async throws {
+      let url = try PostgresTestDatabase.url()
+      let table = PostgresTestDatabase.tableName()
+      // A slow origin: the first request is still in flight when every process has missed.
+      let origin = try await TestServer.start { _ in
+        try? await Task.sleep(for: .milliseconds(800))
+        return TestResponse(status: 200, headers: [("Cache-Control", "max-age=60")], body: Array("feed".utf8))
+      }
+      try await withTemporaryDirectory { directory in
+        let go = directory.appendingPathComponent("go").path
+        let nodes = try children(processes) { _ in
+          ["http", url, table, origin.url("/feed").absoluteString, go, "30000"]
+        }
+        defer { for node in nodes { node.kill() } }
+        for node in nodes { _ = try await expectLine(node, "ready") }
+        _ = FileManager.default.createFile(atPath: go, contents: nil)
+        var statuses: [String] = []
+        for node in nodes {
+          #expect(try await expectLine(node, "status") == "status 200 feed")
+          statuses.append(try await expectLine(node, "cache-status"))
+          #expect(node.wait() == 0)
+        }
+        #expect(origin.requests.count == 1, "\(statuses)")
+        #expect(statuses.filter { $0.contains("; stored") }.count == 1, "\(statuses)")
+        // Every process started before the origin answered: each of the others waited for it.
+        #expect(statuses.filter { $0.contains("; collapsed") }.count == processes - 1, "\(statuses)")
+      }
+      try await origin.stop()
+    }
+
+    @Test(
+      "a gateway process killed while it asks the origin holds the URL no longer than its lease: another takes over")
+    func killedGatewayHolder() async throws {
+      let url = try PostgresTestDatabase.url()
+      let table = PostgresTestDatabase.tableName()
+      // The first request never gets an answer; the next one does.
+      let answered = KilnMutex(0)
+      let released = KilnMutex(false)
+      let origin = try await TestServer.start { _ in
+        let call = answered.withLock {
+          $0 += 1
+          return $0
+        }
+        if call == 1 {
+          while !released.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(10)) }
+          return .status(503)
+        }
+        return TestResponse(status: 200, headers: [("Cache-Control", "max-age=60")], body: Array("after".utf8))
+      }
+      try await withTemporaryDirectory { directory in
+        let go = directory.appendingPathComponent("go").path
+        let nodes = try children(3) { _ in ["http", url, table, origin.url("/feed").absoluteString, go, "1500"] }
+        defer { for node in nodes { node.kill() } }
+        for node in nodes { _ = try await expectLine(node, "ready") }
+        _ = FileManager.default.createFile(atPath: go, contents: nil)
+        #expect(await poll(timeout: .seconds(30)) { origin.requests.count == 1 })
+        let holderPID = try #require(origin.requests.first?.headers["x-child"].flatMap { Int32($0) })
+        let holder = try #require(nodes.first { $0.pid == holderPID })
+        holder.kill()
+        let others = nodes.filter { $0.pid != holderPID }
+        var statuses: [String] = []
+        for node in others {
+          #expect(try await expectLine(node, "status") == "status 200 after")
+          statuses.append(try await expectLine(node, "cache-status"))
+          #expect(node.wait() == 0)
+        }
+        #expect(origin.requests.count == 2, "one request from the dead holder, one from the process that took over")
+        #expect(statuses.filter { $0.contains("; stored") }.count == 1, "\(statuses)")
+        #expect(statuses.filter { $0.contains("; collapsed") }.count == 1, "\(statuses)")
+      }
+      released.withLock { $0 = true }
+      try await origin.stop()
     }
   }
 #endif
