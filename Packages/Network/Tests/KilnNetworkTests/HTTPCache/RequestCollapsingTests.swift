@@ -170,4 +170,26 @@ struct RequestCollapsingTests {
     #expect(HTTPCache(store: store).collapsing != nil)
     #expect(HTTPCache(store: MemoryCache<String, Data>(entryLifetime: nil)).collapsing == nil)
   }
+
+  @Test("a background revalidation (stale-while-revalidate) is left to the process holding the lease")
+  func backgroundRevalidation() async throws {
+    let stale = StubTransport.Reply.status(
+      200, headers: ["Cache-Control": "max-age=0, stale-while-revalidate=600", "Date": HTTPDate.format(Date())],
+      body: Data("v".utf8))
+    let transport = StubTransport(replies: [stale])
+    let nodes = processes(transport)
+    _ = try await nodes[0].1.send(HTTPRequest(url: url))  // stored, stale at once, usable while revalidated
+
+    let held = try #require(try await store.takeLease(on: HTTPCache.key(for: url), for: .seconds(30)))
+    let served = try await nodes[1].1.send(HTTPRequest(url: url))
+    #expect(served.cacheStatus?.detail == "stale-while-revalidate")
+    await nodes[1].0.waitForRevalidations()
+    #expect(transport.requestCount == 1, "another process holds the URL: it revalidates")
+
+    await store.giveBack(held)
+    _ = try await nodes[1].1.send(HTTPRequest(url: url))
+    await nodes[1].0.waitForRevalidations()
+    #expect(transport.requestCount == 2, "with the lease free, this process revalidates")
+    #expect(store.heldKeys.isEmpty)
+  }
 }
