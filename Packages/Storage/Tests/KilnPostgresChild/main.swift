@@ -27,9 +27,15 @@
 //   KilnPostgresChild lease URL TABLE KEY LEASE_MS LOAD_MS  loads KEY once across processes: prints
 //                                                      "loading T", "loaded T" around its LOAD_MS load,
 //                                                      then "value V" or "error E"
+//   KilnPostgresChild http URL TABLE ORIGIN GO_FILE LEASE_MS  one gateway instance: a shared HTTPCache
+//                                                      over the table (request collapsing with a LEASE_MS
+//                                                      lease); prints "ready", then once GO_FILE exists
+//                                                      GETs ORIGIN (header X-Child: its pid) and prints
+//                                                      "status S BODY" and "cache-status C"
 import Foundation
 
 #if PostgreSQL
+  import KilnNetwork
   import KilnStorage
   import PostgresNIO
 
@@ -184,6 +190,23 @@ import Foundation
             return "child-\(ProcessInfo.processInfo.processIdentifier)"
           }
           say("value \(value)")
+        } catch {
+          say("error \(error)")
+        }
+      case "http":
+        let responses = try await PostgresStore<String, Data>(client: client, table: table)
+        let collapsing = RequestCollapsing(
+          lease: .milliseconds(Int(arguments[6])!), waitTimeout: .seconds(60), pollInterval: .milliseconds(10))
+        let cache = HTTPCache(store: responses, policy: .shared, collapsing: collapsing)
+        let chain = RequestChain(transport: URLSessionTransport(), middleware: [HTTPCaching(cache)])
+        say("ready")
+        try await waitForFile(arguments[5])
+        let request = HTTPRequest(
+          url: URL(string: key)!, headers: ["X-Child": "\(ProcessInfo.processInfo.processIdentifier)"])
+        do {
+          let response = try await chain.send(request)
+          say("status \(response.status) \(String(decoding: response.body, as: UTF8.self))")
+          say("cache-status \(response.headers.values(for: "Cache-Status").last ?? "-")")
         } catch {
           say("error \(error)")
         }

@@ -47,6 +47,11 @@ struct CacheExchange: Sendable {
               guard let taken = try await leasing.takeLease(on: key, for: collapsing.lease) else { return }
               lease = taken
             } catch {}
+            // Another process may have revalidated it just now.
+            if let lease, await exchange.isFresh(request) {
+              await leasing.giveBack(lease)
+              return
+            }
           }
           _ = try? await exchange.forward(
             request, as: revalidation, stored: stored, reason: .stale, send: sendInBackground)
@@ -61,7 +66,7 @@ struct CacheExchange: Sendable {
       case .bypass, .method: counters.add(.bypassed)
       case .uriMiss, .varyMiss, .miss: counters.add(.misses)
       }
-      if let leasing = cache.leasing, let collapsing = cache.collapsing, Self.collapses(request, reason) {
+      if let leasing = cache.leasing, let collapsing = cache.collapsing, collapses(request, reason, stored: stored) {
         return try await forwardCollapsed(
           request, as: forwarded, stored: stored, reason: reason, send: send, leasing: leasing, collapsing)
       }
@@ -70,15 +75,28 @@ struct CacheExchange: Sendable {
   }
 
   /// Whether `request`, forwarded for `reason`, waits for another process's: misses and stale
-  /// responses do, unless the request refuses a stored response however new (`no-cache`,
-  /// `max-age=0`, `Pragma: no-cache`), which only its own exchange with the origin answers.
-  /// Uncached methods never wait.
-  private static func collapses(_ request: HTTPRequest, _ reason: HTTPCacheStatus.Forward) -> Bool {
+  /// responses do, unless
+  /// - the request refuses a stored response however new (`no-cache`, `max-age=0`,
+  ///   `Pragma: no-cache`): only its own exchange with the origin answers it;
+  /// - the stored response must be validated on every use (`no-cache`, or no freshness at all):
+  ///   another process's revalidation would not make it servable;
+  /// - the last response this process got for the key under the lease could not be served from
+  ///   the store (not stored, or stored stale): waiting would only queue the processes.
+  private func collapses(_ request: HTTPRequest, _ reason: HTTPCacheStatus.Forward, stored: StoredHTTPResponse?)
+    -> Bool
+  {
     switch reason {
     case .uriMiss, .varyMiss, .miss, .stale:
       let directives = CacheControl(request.headers)
       if directives.noCache || directives.maxAge == 0 { return false }
-      return !(directives.isEmpty && request.headers.listElements(for: "Pragma").contains("no-cache"))
+      if directives.isEmpty && request.headers.listElements(for: "Pragma").contains("no-cache") { return false }
+      if reason == .stale, let stored {
+        let policy = cache.policy
+        if policy.directives(of: stored).directives.noCache || policy.freshnessLifetime(of: stored) <= 0 {
+          return false
+        }
+      }
+      return !cache.passes(HTTPCache.key(for: request.url))
     case .request, .bypass, .method:
       return false
     }
@@ -100,15 +118,20 @@ struct CacheExchange: Sendable {
       do {
         lease = try await leasing.takeLease(on: key, for: collapsing.lease)
       } catch {
+        if Task.isCancelled { throw .cancelled }
         // The store cannot be reached: ask as if it offered no lease.
         return try await forward(request, as: forwarded, stored: stored, reason: reason, send: send)
       }
       if let lease {
-        if waited { counters.add(.collapseTakeovers) }
         do {
           let response = try await forwardHolding(
             request, as: forwarded, stored: stored, reason: reason, send: send, afterWaiting: waited)
           await leasing.giveBack(lease)
+          // A response the others cannot take from the store: this process stops waiting for
+          // the key for a lease's time.
+          if let status = response.cacheStatus, !status.collapsed, !status.stored || (status.ttl ?? 1) <= 0 {
+            cache.pass(key, for: collapsing.lease)
+          }
           return response
         } catch {
           await leasing.giveBack(lease)
@@ -145,12 +168,23 @@ struct CacheExchange: Sendable {
     switch cache.policy.decision(for: request, stored: current ?? variants.first, now: cache.now()) {
     case .serve(let response):
       cache.counters.add(.collapsedResponses)
-      return Self.markedCollapsed(response, reason: reason)
+      return Self.markedCollapsed(response, reason: reason, originStatus: current?.response.status)
     case .forward(let again, let newReason):
+      cache.counters.add(.collapseTakeovers)
       return try await forward(request, as: again, stored: current, reason: newReason, send: send)
     case .generate, .serveStale:
+      cache.counters.add(.collapseTakeovers)
       return try await forward(request, as: forwarded, stored: stored, reason: reason, send: send)
     }
+  }
+
+  /// Whether the cache may now serve `request` a stored response without asking the origin.
+  private func isFresh(_ request: HTTPRequest) async -> Bool {
+    let variants = await cache.storedResponses(for: request.url)
+    guard let current = variants.first(where: { $0.matchesVary(of: request) }),
+      case .serve = cache.policy.decision(for: request, stored: current, now: cache.now())
+    else { return false }
+    return true
   }
 
   /// The response another process stored for `request`, if the cache may now serve it fresh,
@@ -158,22 +192,30 @@ struct CacheExchange: Sendable {
   private func collapsedResponse(to request: HTTPRequest, reason: HTTPCacheStatus.Forward) async -> HTTPResponse? {
     let variants = await cache.storedResponses(for: request.url)
     let current = variants.first { $0.matchesVary(of: request) }
-    guard case .serve(let response) = cache.policy.decision(for: request, stored: current, now: cache.now()) else {
+    guard let current,
+      case .serve(let response) = cache.policy.decision(for: request, stored: current, now: cache.now())
+    else {
       return nil
     }
-    return Self.markedCollapsed(response, reason: reason)
+    return Self.markedCollapsed(response, reason: reason, originStatus: current.response.status)
   }
 
   /// `response`, served from the cache, with its `Cache-Status` member saying it answered a
   /// forwarded request collapsed into another process's (RFC 9211 §2.6):
   /// `Kiln; fwd=uri-miss; fwd-status=200; ttl=60; collapsed`.
-  private static func markedCollapsed(_ response: HTTPResponse, reason: HTTPCacheStatus.Forward) -> HTTPResponse {
+  ///
+  /// `originStatus` is the status the origin answered the other process with (the stored
+  /// response's), which the served one differs from when it answers the request's own
+  /// preconditions with a 304.
+  private static func markedCollapsed(
+    _ response: HTTPResponse, reason: HTTPCacheStatus.Forward, originStatus: Int?
+  ) -> HTTPResponse {
     var response = response
     var members = response.headers.values(for: "Cache-Status")
     var status = members.last.flatMap(HTTPCacheStatus.init(member:)) ?? HTTPCacheStatus()
     status.hit = false
     status.forward = reason
-    status.forwardStatus = response.status
+    status.forwardStatus = originStatus ?? response.status
     status.collapsed = true
     if members.isEmpty { members.append(status.description) } else { members[members.count - 1] = status.description }
     response.headers.remove("Cache-Status")

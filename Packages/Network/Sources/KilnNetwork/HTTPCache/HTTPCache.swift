@@ -45,6 +45,9 @@ public final class HTTPCache: Sendable {
   public let collapsing: RequestCollapsing?
   /// The store, as the lease provider collapsing uses.
   let leasing: (any LeasingStore<String>)?
+  /// Keys whose last response under the lease could not be served from the store, until when
+  /// this process does not wait for them (at most 1,024 kept).
+  private let passing = KilnMutex<[String: Date]>([:])
 
   private let store: any KeyValueStore<String, Data>
   /// Reads an entry from ``store``: a closure made where the store's type is known, so that a
@@ -226,6 +229,29 @@ public final class HTTPCache: Sendable {
   public func removeAll() async throws {
     decoded.forgetAll()
     try await store.removeAll()
+  }
+
+  // MARK: - Collapsing
+
+  /// Whether this process stops waiting for `key`: its last response under the lease could not
+  /// be served from the store.
+  func passes(_ key: String) -> Bool {
+    let now = now()
+    return passing.withLock { passing in
+      guard let until = passing[key] else { return false }
+      if until > now { return true }
+      passing[key] = nil
+      return false
+    }
+  }
+
+  /// Stops waiting for `key` for `duration`.
+  func pass(_ key: String, for duration: Duration) {
+    let until = now().addingTimeInterval(duration.timeInterval)
+    passing.withLock { passing in
+      if passing.count >= 1_024 { passing.removeAll() }
+      passing[key] = until
+    }
   }
 
   // MARK: - Background revalidation

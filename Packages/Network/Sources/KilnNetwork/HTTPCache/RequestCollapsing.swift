@@ -14,16 +14,22 @@
 /// Requests that refuse a stored response however new (`no-cache`, `max-age=0`,
 /// `Pragma: no-cache`), and methods other than `GET`, never wait.
 ///
-/// - Note: Responses that are not stored (`no-store`, `private` in a shared cache, an error
-///   status without freshness) are fetched by one process at a time while callers keep
-///   arriving, as with nginx's `proxy_cache_lock`: each waiter waits at most ``waitTimeout``.
-///   Lower it where many such responses share keys.
+/// Nor does a request whose stored response must be validated on every use (`no-cache`, or no
+/// freshness at all), nor one for a key whose last response this process got under the lease
+/// could not be served from the store (not stored: `no-store`, `private` in a shared cache; or
+/// stored stale): the process stops waiting for that key for a ``lease``'s time.
+///
+/// ``waitTimeout`` is longer than ``lease`` by default, so that when a holder dies its waiters
+/// take the key over one at a time rather than all give up and ask together.
+///
+/// - Note: Before a process has seen such a response for a key, its waiters take the lease in
+///   turn (as with nginx's `proxy_cache_lock`), each at most ``waitTimeout``.
 public struct RequestCollapsing: Sendable {
   /// How long a process may hold a key while it asks the origin: longer than a request takes,
-  /// so that a holder that dies blocks the key no longer. 30 seconds by default.
+  /// so that a holder that dies blocks the key no longer. 10 seconds by default.
   public var lease: Duration
-  /// How long a process waits for another's response before it asks the origin itself.
-  /// 10 seconds by default.
+  /// How long a process waits for another's response before it asks the origin itself:
+  /// longer than ``lease``, so that a dead holder's lease runs out first. 15 seconds by default.
   public var waitTimeout: Duration
   /// How often a waiting process looks for the stored response and for a free lease. 20 ms
   /// by default.
@@ -34,13 +40,13 @@ public struct RequestCollapsing: Sendable {
   /// Creates the settings.
   ///
   /// - Parameters:
-  ///   - lease: How long a process may hold a key; 30 seconds by default.
-  ///   - waitTimeout: How long a process waits for another's response; 10 seconds by default.
+  ///   - lease: How long a process may hold a key; 10 seconds by default.
+  ///   - waitTimeout: How long a process waits for another's response; 15 seconds by default.
   ///   - pollInterval: How often a waiting process looks; 20 ms by default.
   ///   - clock: The clock of the waits.
   public init(
-    lease: Duration = .seconds(30),
-    waitTimeout: Duration = .seconds(10),
+    lease: Duration = .seconds(10),
+    waitTimeout: Duration = .seconds(15),
     pollInterval: Duration = .milliseconds(20),
     clock: any Clock<Duration> = ContinuousClock()
   ) {

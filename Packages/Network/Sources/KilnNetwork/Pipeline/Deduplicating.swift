@@ -44,13 +44,14 @@ public struct Deduplicating: RequestMiddleware {
   public var ignoredFields: [String] = Deduplicating.traceContextFields
 
   /// The fields that carry a distributed trace from service to service: W3C Trace Context
-  /// (`traceparent`, `tracestate`) and Baggage (`baggage`), B3 (`b3` and its `X-B3-` fields),
-  /// Jaeger's `uber-trace-id` and AWS X-Ray's `X-Amzn-Trace-Id`.
+  /// (`traceparent`, `tracestate`), B3 (`b3` and its `X-B3-` fields), Jaeger's `uber-trace-id`
+  /// and AWS X-Ray's `X-Amzn-Trace-Id`.
   ///
   /// Each request through a ``RequestTracing`` stage (or from a caller that forwards its own
-  /// trace) carries a value of its own there, so comparing them would share nothing.
+  /// trace) carries a value of its own there, so comparing them would share nothing. W3C
+  /// `baggage` is not among them: it may carry what the service answers by (a tenant, a user).
   public static let traceContextFields = [
-    "traceparent", "tracestate", "baggage", "b3", "X-B3-TraceId", "X-B3-SpanId", "X-B3-ParentSpanId", "X-B3-Sampled",
+    "traceparent", "tracestate", "b3", "X-B3-TraceId", "X-B3-SpanId", "X-B3-ParentSpanId", "X-B3-Sampled",
     "X-B3-Flags", "uber-trace-id", "X-Amzn-Trace-Id",
   ]
 
@@ -95,7 +96,7 @@ public struct Deduplicating: RequestMiddleware {
       return request
     }
     var identity = request
-    for name in ignored { identity.headers.remove(name) }
+    identity.headers = HTTPHeaders(request.headers.fields.filter { field in !ignored.contains { field.hasName($0) } })
     return identity
   }
 

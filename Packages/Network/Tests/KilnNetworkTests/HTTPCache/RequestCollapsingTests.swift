@@ -95,6 +95,7 @@ struct RequestCollapsingTests {
     #expect(status.forward == .uriMiss)
     #expect(status.forwardStatus == 200)
     #expect(nodes[1].0.statistics.collapsedResponses == 1)
+    #expect(nodes[1].0.statistics.collapseTakeovers == 0)
     #expect(nodes[1].0.statistics.misses == 1)
     #expect(
       counterValue(nodes[1].0.counterReadings(), "kiln_http_cache_collapsed_total", [("outcome", "reused")]) == 1)
@@ -162,9 +163,15 @@ struct RequestCollapsingTests {
     let response = try await RequestChain(transport: otherTransport, middleware: [HTTPCaching(alone)])
       .send(HTTPRequest(url: other))
     #expect(response.cacheStatus?.forward == .uriMiss)
-    #expect(transport.requestCount == 3 && otherTransport.requestCount == 1)
+    #expect(transport.requestCount == 3 && otherTransport.requestCount == 1)  // before the third URL
+    let third = URL(string: "https://api.example.com/third")!
+    let heldThird = try #require(try await store.takeLease(on: HTTPCache.key(for: third), for: .seconds(30)))
+    let pragmaMiss = try await nodes[1].1.send(HTTPRequest(url: third, headers: ["Pragma": "no-cache"]))
+    #expect(pragmaMiss.cacheStatus?.forward == .uriMiss)
+    #expect(transport.requestCount == 4)
     await store.giveBack(held)
     await store.giveBack(heldOther)
+    await store.giveBack(heldThird)
 
     // Collapsing is on by default over a leasing store, and off over any other.
     #expect(HTTPCache(store: store).collapsing != nil)
@@ -190,6 +197,38 @@ struct RequestCollapsingTests {
     _ = try await nodes[1].1.send(HTTPRequest(url: url))
     await nodes[1].0.waitForRevalidations()
     #expect(transport.requestCount == 2, "with the lease free, this process revalidates")
+    #expect(store.heldKeys.isEmpty)
+  }
+
+  @Test("after a response others cannot take from the store (no-store), the process stops waiting for that URL")
+  func passesUnstorable() async throws {
+    let transport = StubTransport(replies: [
+      .status(200, headers: ["Cache-Control": "no-store"], body: Data("private".utf8))
+    ])
+    let nodes = processes(transport)
+    let first = try await nodes[0].1.send(HTTPRequest(url: url))  // holds the lease, gets no-store
+    #expect(first.cacheStatus?.stored == false)
+    let held = try #require(try await store.takeLease(on: HTTPCache.key(for: url), for: .seconds(30)))
+    // No clock moves: a request that waited would never end.
+    let again = try await nodes[0].1.send(HTTPRequest(url: url))
+    #expect(again.status == 200)
+    #expect(transport.requestCount == 2)
+    await store.giveBack(held)
+  }
+
+  @Test("a waiter cancelled while it waits stops at once, holding no lease")
+  func cancelledWaiter() async throws {
+    let transport = StubTransport(clock: clock, replies: [fresh("feed")])
+    let nodes = processes(transport)
+    let first = Task { try await nodes[0].1.send(HTTPRequest(url: url)) }
+    await clock.waitForSleepers(count: 1)
+    let waiter = Task { try await nodes[1].1.send(HTTPRequest(url: url)) }
+    await clock.waitForSleepers(count: 2)
+    waiter.cancel()
+    await #expect(throws: NetworkError.self) { try await waiter.value }
+    clock.advance(by: .seconds(1))
+    #expect(try await first.value.status == 200)
+    #expect(transport.requestCount == 1)
     #expect(store.heldKeys.isEmpty)
   }
 }

@@ -282,6 +282,9 @@ struct SingleFlightTests {
     var strict = Deduplicating()
     strict.ignoredFields = []
     #expect(strict.identity(of: first) != strict.identity(of: second))
+    var otherBaggage = first
+    otherBaggage.headers.set("tenant=b", for: "baggage")
+    #expect(stage.identity(of: first) != stage.identity(of: otherBaggage), "baggage may change the answer")
     #expect(
       stage.identity(of: first)
         != stage.identity(of: request("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", accept: "text/plain")))

@@ -49,8 +49,9 @@
 
     /// Where ``run()`` tells how its subscription fares: `info` when it subscribes, `warning`
     /// when it loses its connection or a heartbeat goes unanswered (memory is distrusted until
-    /// it subscribes again), `trace` for each invalidation another process sends. Nothing is
-    /// logged on the read or write path. A logger that discards everything unless given.
+    /// it subscribes again; once per outage, then `debug` for each failed reconnection), `trace`
+    /// for each invalidation another process sends. Nothing is logged on the read or write
+    /// path. A logger that discards everything unless given.
     public let logger: Logger
 
     private let writes = WriteEpochs()
@@ -64,6 +65,8 @@
     private struct ListenerState {
       var isListening = false
       var subscriptions = 0
+      /// Whether this outage (since the last subscription) was logged at `warning` already.
+      var warnedOutage = false
       var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
@@ -295,7 +298,9 @@
           }
         } catch {
           if !Task.isCancelled {
-            logger.warning(
+            // Once per outage at warning: a database that stays down fails every reconnection.
+            logger.log(
+              level: firstWarningOfOutage() ? .warning : .debug,
               "Kiln PostgresCache: the listening connection failed or closed; memory is distrusted until it subscribes again",
               metadata: ["kiln_channel": "\(store.channel)", "error": "\(String(reflecting: error))"])
           }
@@ -351,7 +356,8 @@
         guard answered else {
           // Memory is distrusted from now on, not from when the close is noticed.
           counters.add(.missedHeartbeats)
-          logger.warning(
+          logger.log(
+            level: firstWarningOfOutage() ? .warning : .debug,
             "Kiln PostgresCache: the listening connection missed a heartbeat; closing it",
             metadata: ["kiln_channel": "\(store.channel)", "kiln_heartbeat_interval": "\(interval)"])
           unsubscribed()
@@ -380,6 +386,7 @@
       counters.add(.subscriptions)
       logger.info("Kiln PostgresCache subscribed", metadata: ["kiln_channel": "\(store.channel)"])
       let ready = state.withLock { state in
+        state.warnedOutage = false
         state.isListening = true
         state.subscriptions += 1
         let count = state.subscriptions
@@ -388,6 +395,15 @@
         return ready
       }
       for continuation in ready { continuation.resume() }
+    }
+
+    /// Whether the outage now beginning (or going on) was not logged at `warning` yet; it is
+    /// from now on.
+    private func firstWarningOfOutage() -> Bool {
+      state.withLock { state in
+        defer { state.warnedOutage = true }
+        return !state.warnedOutage
+      }
     }
 
     private func unsubscribed() {

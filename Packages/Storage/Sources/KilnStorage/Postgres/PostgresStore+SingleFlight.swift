@@ -53,7 +53,6 @@
           throw error
         }
         if try await acquireLease(keyBytes, holder: holder, lease: lease) {
-          if waited > .zero { flightCounters.add(.takeovers) }
           do {
             // A loader may have stored the value between the read and the lease.
             if let entry = try await entry(forKey: key) {
@@ -61,6 +60,8 @@
               flightCounters.add(waited > .zero ? .joined : .found)
               return entry.value
             }
+            // Nothing stored though the lease was free: the holder before failed or died.
+            if waited > .zero { flightCounters.add(.takeovers) }
             let value = try await load()
             try await setValue(value, forKey: key, expiresAt: expiresAt)
             await releaseLease(keyBytes, holder: holder)
@@ -137,8 +138,8 @@
     public var joined = 0
     /// Calls that took the lease and loaded the value from the origin.
     public var loaded = 0
-    /// Leases taken after waiting: the holder gave up (its load failed) or died, and its lease
-    /// ran out.
+    /// Loads after waiting, by a caller that took the lease and still found nothing stored: the
+    /// holder gave up (its load failed) or died, and its lease ran out.
     public var takeovers = 0
     /// Calls whose load, or the write of its value, failed (the lease was given back).
     public var failed = 0

@@ -129,8 +129,11 @@
         }
         #expect(origin.requests.count == 1, "\(statuses)")
         #expect(statuses.filter { $0.contains("; stored") }.count == 1, "\(statuses)")
-        // Every process started before the origin answered: each of the others waited for it.
-        #expect(statuses.filter { $0.contains("; collapsed") }.count == processes - 1, "\(statuses)")
+        // The others waited for it (collapsed), or, started late on a busy machine, found it
+        // stored (a hit); at least one waited.
+        let collapsed = statuses.filter { $0.contains("; collapsed") }.count
+        #expect(collapsed + statuses.filter { $0.contains("; hit") }.count == processes - 1, "\(statuses)")
+        #expect(collapsed >= 1, "\(statuses)")
       }
       try await origin.stop()
     }
@@ -143,6 +146,7 @@
       // The first request never gets an answer; the next one does.
       let answered = KilnMutex(0)
       let released = KilnMutex(false)
+      defer { released.withLock { $0 = true } }
       let origin = try await TestServer.start { _ in
         let call = answered.withLock {
           $0 += 1
@@ -156,7 +160,7 @@
       }
       try await withTemporaryDirectory { directory in
         let go = directory.appendingPathComponent("go").path
-        let nodes = try children(3) { _ in ["http", url, table, origin.url("/feed").absoluteString, go, "1500"] }
+        let nodes = try children(3) { _ in ["http", url, table, origin.url("/feed").absoluteString, go, "3000"] }
         defer { for node in nodes { node.kill() } }
         for node in nodes { _ = try await expectLine(node, "ready") }
         _ = FileManager.default.createFile(atPath: go, contents: nil)
