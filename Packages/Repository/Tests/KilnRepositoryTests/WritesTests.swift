@@ -29,12 +29,13 @@ struct WritesTests {
   /// An outbox over `store` and the writes of `repository` through `mutator`.
   func writes(
     store: some OutboxStore = MemoryOutboxStore(), options: OutboxOptions = WritesTests.options,
-    mutator: ControlledMutator<String, Int, Int>? = nil, repository: Repository<String, Int>? = nil
+    mutator: ControlledMutator<String, Int, Int>? = nil, repository: Repository<String, Int>? = nil,
+    scope: @escaping @Sendable (String) -> String? = { _ in nil }, coalescing: WriteCoalescing = .never
   ) async throws -> (Outbox, Writes<String, Int, Int>) {
     let outbox = try await Outbox.open(store, clock: clock, options: options, now: clock.dateProvider)
     let writes = try await (repository ?? self.repository).writes(
       through: mutator ?? self.mutator, outbox: outbox, channel: "counts", paramCodec: .automatic,
-      changeCodec: .automatic)
+      changeCodec: .automatic, scope: scope, coalescing: coalescing)
     return (outbox, writes)
   }
 
@@ -238,6 +239,73 @@ struct WritesTests {
     mutator.confirm(2)
     await mutator.waitForSend(3)
     #expect(mutator.sends[3].param == "c")
+    await outbox.close()
+  }
+
+  @Test(
+    "lastWriteWins: a change takes the place of the param's newest waiting change, in the store and on screen, under a new key; the change in flight is kept"
+  )
+  func lastWriteWins() async throws {
+    let states = await subscribedOverCached()
+    let store = MemoryOutboxStore()
+    let (outbox, writes) = try await self.writes(store: store, coalescing: .lastWriteWins)
+    #expect(writes.coalescing == .lastWriteWins)
+    let inFlight = try await writes.mutate("a", 2)
+    await mutator.waitForSend(0)
+    let waiting = try await writes.mutate("a", 3)  // queued behind the one in flight
+    let second = try await writes.mutate("a", 4)
+    let last = try await writes.mutate("a", 5)
+    #expect(waiting.sequence != inFlight.sequence)
+    #expect(second.sequence == waiting.sequence && last.sequence == waiting.sequence)
+    #expect(Set([waiting.key, second.key, last.key]).count == 3, "a replaced change gets a new key")
+    #expect(await outbox.entries.map(\.sequence) == [inFlight.sequence, waiting.sequence])
+    let shown = try #require(await states.waitForSnapshot { $0.state.content == 5 })
+    #expect(shown.pending?.count == 2)
+    guard case .entry(let stored) = try await store.loadAll().last else { throw TestError("no entry") }
+    #expect(stored.sequence == waiting.sequence)
+    #expect(stored.record.idempotencyKey == last.key)
+
+    mutator.confirm(0)
+    await mutator.waitForSend(1)
+    #expect(mutator.sends[1].change == 5)
+    #expect(mutator.sends[1].key == last.key)
+    mutator.confirm(1)
+    await fetcher.waitForCall(0)
+    fetcher.succeed(0, with: 5)
+    await states.waitForState { $0 == completed(5) }
+    #expect(mutator.sendCount == 2)
+    #expect(outbox.statistics.appended == 2)
+    #expect(outbox.statistics.coalesced == 2)
+    #expect(counterValue(outbox.counterReadings(), "kiln_outbox_coalesced_total") == 2)
+    await states.stop()
+    await outbox.close()
+  }
+
+  @Test(
+    "lastWriteWins never replaces another param's change, a change being sent, or a change restored after a restart")
+  func lastWriteWinsLimits() async throws {
+    let store = MemoryOutboxStore()
+    do {
+      // One scope for every param: "b"'s change is the newest of the lane, and is not "a"'s.
+      let (outbox, writes) = try await self.writes(
+        store: store, scope: { _ in "all" }, coalescing: .lastWriteWins)
+      try await writes.mutate("a", 1)  // in flight
+      await mutator.waitForSend(0)
+      try await writes.mutate("a", 2)  // in flight already: a new entry
+      try await writes.mutate("b", 7)
+      try await writes.mutate("a", 3)
+      #expect(await outbox.entries.count == 4)
+      #expect(outbox.statistics.coalesced == 0)
+      await outbox.close()
+    }
+    // After a restart the entries are restored: a change may have been sent before the kill.
+    let mutator = ControlledMutator<String, Int, Int> { change, _ in change }
+    let (outbox, writes) = try await self.writes(
+      store: store, mutator: mutator, scope: { _ in "all" }, coalescing: .lastWriteWins)
+    await mutator.waitForSend(0)  // the restored head; "a"'s restored change waits behind it
+    try await writes.mutate("a", 4)
+    #expect(await outbox.entries.count == 5)
+    #expect(outbox.statistics.coalesced == 0)
     await outbox.close()
   }
 

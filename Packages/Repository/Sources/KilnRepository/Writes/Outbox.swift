@@ -89,6 +89,16 @@ public actor Outbox {
   /// Appends run one at a time, so that entries reach the sender in sequence order.
   private var isAppending = false
   private var appendWaiters: [CheckedContinuation<Void, Never>] = []
+  /// Entries appended whose change is not shown yet (``ready(_:)`` not called): they may not be
+  /// coalesced into.
+  private var unshown: Set<UInt64> = []
+  /// Entries restored by ``open(_:clock:options:now:)``: they may have been sent before, so
+  /// they are never coalesced into.
+  private var restoredSequences: Set<UInt64> = []
+  /// Entries whose record a coalesced change is replacing: not sent until it is shown.
+  private var pinned: Set<UInt64> = []
+  /// Attempts the sender began on a pinned entry, begun when it is released.
+  private var deferredAttempts: [UInt64: Int] = [:]
   /// Timers and attempts in flight, cancelled by ``close()``.
   private var tasks: [UInt64: Task<Void, Never>] = [:]
   private var nextTask: UInt64 = 0
@@ -224,6 +234,7 @@ public actor Outbox {
       switch item {
       case .entry(let entry):
         infos[entry.sequence] = Info(entry: entry, lane: Self.lane(of: entry.record), state: .waitingForChannel)
+        restoredSequences.insert(entry.sequence)
         restored[entry.record.channel, default: []].append(entry)
       case .damaged(let damage):
         do { try await store.quarantine(damage.sequence, reason: damage.reason) } catch { throw OutboxError(error) }
@@ -428,19 +439,8 @@ public actor Outbox {
 
   /// Appends `record` durably; the entry waits until ``ready(_:)``.
   func append(_ record: OutboxRecord) async throws(OutboxError) -> UInt64 {
-    guard !isClosed else { throw .closed }
-    if isAppending {
-      await withCheckedContinuation { appendWaiters.append($0) }
-      guard !isClosed else { throw .closed }
-    }
-    isAppending = true
-    defer {
-      if appendWaiters.isEmpty {
-        isAppending = false
-      } else {
-        appendWaiters.removeFirst().resume()
-      }
-    }
+    try await beginAppending()
+    defer { endAppending() }
     let sequence: UInt64
     do {
       if let sqlite = store as? SQLiteOutboxStore {
@@ -456,6 +456,7 @@ public actor Outbox {
     let entry = OutboxEntry(sequence: sequence, record: record)
     let lane = Self.lane(of: record)
     infos[sequence] = Info(entry: entry, lane: lane, state: .waiting)
+    unshown.insert(sequence)
     counters.add(.appended)
     carryOut(machine.enqueued(sequence, in: lane, ready: false))
     return sequence
@@ -463,8 +464,67 @@ public actor Outbox {
 
   /// Entry `sequence`, appended, is shown: it may be sent.
   func ready(_ sequence: UInt64) {
+    unshown.remove(sequence)
     guard let info = infos[sequence] else { return }
     carryOut(machine.entryReady(sequence, in: info.lane))
+  }
+
+  /// Appends run one at a time (so that entries reach the sender in sequence order), and so
+  /// do coalesced changes (so that "the newest entry of a lane" stays the newest).
+  private func beginAppending() async throws(OutboxError) {
+    guard !isClosed else { throw .closed }
+    if isAppending {
+      await withCheckedContinuation { appendWaiters.append($0) }
+      guard !isClosed else { throw .closed }
+    }
+    isAppending = true
+  }
+
+  private func endAppending() {
+    if appendWaiters.isEmpty {
+      isAppending = false
+    } else {
+      appendWaiters.removeFirst().resume()
+    }
+  }
+
+  /// Writes `record` over the newest entry of its lane, when that entry may still change: it
+  /// is of the same param, shown, not restored from an earlier run, never attempted and not
+  /// being sent. The entry keeps its place and sequence, and is not sent until
+  /// ``releaseCoalesced(_:)`` (once the new change is shown).
+  ///
+  /// - Returns: The entry's sequence; `nil` when no entry may be coalesced into (append then).
+  func coalesce(_ record: OutboxRecord) async throws(OutboxError) -> UInt64? {
+    try await beginAppending()
+    defer { endAppending() }
+    let lane = Self.lane(of: record)
+    var newest: UInt64?
+    for (sequence, info) in infos where info.lane == lane && sequence > (newest ?? 0) { newest = sequence }
+    guard let sequence = newest, let info = infos[sequence], info.state == .waiting, info.entry.attempts == 0,
+      info.entry.record.param == record.param, !unshown.contains(sequence), !restoredSequences.contains(sequence),
+      !pinned.contains(sequence)
+    else { return nil }
+    // It keeps its place in line, so its age too.
+    var record = record
+    record.enqueuedAt = info.entry.record.enqueuedAt
+    pinned.insert(sequence)
+    do {
+      try await store.replace(sequence, with: record)
+    } catch {
+      releaseCoalesced(sequence)
+      throw OutboxError(error)
+    }
+    guard !isClosed else { throw .closed }
+    infos[sequence]?.entry = OutboxEntry(sequence: sequence, record: record)
+    counters.add(.coalesced)
+    entriesChanged()
+    return sequence
+  }
+
+  /// The coalesced change of entry `sequence` is shown: it may be sent.
+  func releaseCoalesced(_ sequence: UInt64) {
+    pinned.remove(sequence)
+    if let attempt = deferredAttempts.removeValue(forKey: sequence) { startAttempt(sequence, attempt: attempt) }
   }
 
   // MARK: - Carrying out
@@ -537,6 +597,10 @@ public actor Outbox {
   }
 
   private func startAttempt(_ sequence: UInt64, attempt: Int) {
+    if pinned.contains(sequence) {
+      deferredAttempts[sequence] = attempt
+      return
+    }
     guard let info = infos[sequence], let channel = channels[info.entry.record.channel] else { return }
     infos[sequence]?.state = .sending
     counters.add(.attempts)

@@ -6,8 +6,11 @@ import _KilnSynchronization
 /// entries quarantined, stalls and pauses, and how many entries wait now. Read it with
 /// ``Outbox/statistics``, without awaiting the actor.
 public struct OutboxStatistics: Hashable, Sendable {
-  /// Changes recorded durably (``Writes/mutate(_:_:)`` that returned).
+  /// Changes recorded durably as entries of their own (``Writes/mutate(_:_:)`` that returned).
   public var appended = 0
+  /// Changes written over the newest waiting entry of their param instead
+  /// (``WriteCoalescing/lastWriteWins``).
+  public var coalesced = 0
   /// Attempts begun to send an entry.
   public var attempts = 0
   /// Attempts the origin confirmed: the entry is gone.
@@ -38,7 +41,7 @@ public struct OutboxStatistics: Hashable, Sendable {
 
 /// The live counters behind ``OutboxStatistics``.
 enum OutboxCounter: Int, CaseIterable {
-  case appended, attempts, confirmed, rejected, replaced, failed, unreachable, quarantined, stalls, pauses
+  case appended, coalesced, attempts, confirmed, rejected, replaced, failed, unreachable, quarantined, stalls, pauses
 }
 
 /// An outbox's counters and its two gauges, written on the actor and read from anywhere.
@@ -54,6 +57,7 @@ final class OutboxCounters: Sendable {
   var statistics: OutboxStatistics {
     var statistics = OutboxStatistics()
     statistics.appended = counters[.appended]
+    statistics.coalesced = counters[.coalesced]
     statistics.attempts = counters[.attempts]
     statistics.confirmed = counters[.confirmed]
     statistics.rejected = counters[.rejected]
@@ -75,7 +79,8 @@ extension Outbox: CountingSource {
     counters.statistics
   }
 
-  /// ``statistics`` named for export: `kiln_outbox_appended_total`, `kiln_outbox_attempts_total`,
+  /// ``statistics`` named for export: `kiln_outbox_appended_total`, `kiln_outbox_coalesced_total`,
+  /// `kiln_outbox_attempts_total`,
   /// `kiln_outbox_attempt_results_total` (`result`: `confirmed`, `rejected`, `replaced`,
   /// `failed`, `unreachable`), `kiln_outbox_quarantined_total`, `kiln_outbox_stalls_total`,
   /// `kiln_outbox_pauses_total`, and the gauges `kiln_outbox_pending` (entries waiting) and
@@ -85,6 +90,7 @@ extension Outbox: CountingSource {
     let results = "kiln_outbox_attempt_results_total"
     return [
       CounterReading("kiln_outbox_appended_total", value: statistics.appended),
+      CounterReading("kiln_outbox_coalesced_total", value: statistics.coalesced),
       CounterReading("kiln_outbox_attempts_total", value: statistics.attempts),
       CounterReading(results, [("result", "confirmed")], value: statistics.confirmed),
       CounterReading(results, [("result", "rejected")], value: statistics.rejected),

@@ -34,10 +34,16 @@ public struct Writes<Param: Hashable & Sendable, Data: Sendable, Change: Sendabl
   let changeCodec: StoreCodec<Change>
   let scope: @Sendable (Param) -> String?
   let apply: @Sendable (Change, Data?) -> Data?
+  /// Whether a change may be written over the param's newest waiting change.
+  public let coalescing: WriteCoalescing
 
   /// Makes `change` to the content of `param`: records it durably in the outbox, shows it
   /// to every subscriber of `param` as pending, and returns. It is sent when its turn comes
   /// (after the earlier changes of its scope), not before this returns.
+  ///
+  /// With ``WriteCoalescing/lastWriteWins``, a change to a param whose newest change still
+  /// waits its turn (unsent, queued behind another) takes that change's place in the outbox
+  /// and on screen, under a new idempotency key; the ticket then names that entry.
   ///
   /// - Returns: The change's ticket: its place in the outbox and its idempotency key.
   /// - Throws: ``OutboxError/storageFull``, ``OutboxError/recordTooLarge(size:limit:)``,
@@ -57,15 +63,35 @@ public struct Writes<Param: Hashable & Sendable, Data: Sendable, Change: Sendabl
     let record = OutboxRecord(
       channel: channel, scope: scope(param).map { Foundation.Data($0.utf8) } ?? paramBytes, param: paramBytes,
       change: changeBytes, idempotencyKey: key, enqueuedAt: outbox.date())
+    let apply = self.apply
+    if coalescing == .lastWriteWins, let sequence = try await outbox.coalesce(record) {
+      // Recorded over the waiting change, which is not sent until the new one shows.
+      let coordinator = repository.flows.lease(param, source: repository.source)
+      await coordinator.replaceMutation(sequence) { apply(change, $0) }
+      await coordinator.endLease()
+      await outbox.releaseCoalesced(sequence)
+      return MutationTicket(sequence: sequence, key: key)
+    }
     // Recorded first: a full disk throws here, before anything shows.
     let sequence = try await outbox.append(record)
-    let apply = self.apply
     let coordinator = repository.flows.lease(param, source: repository.source)
     await coordinator.applyMutationEndingLease(sequence, enqueuedAt: record.enqueuedAt) { apply(change, $0) }
     // Sent only now: no answer can overtake the change being shown.
     await outbox.ready(sequence)
     return MutationTicket(sequence: sequence, key: key)
   }
+}
+
+/// Whether a change may replace the param's newest change still waiting in the outbox.
+public enum WriteCoalescing: Hashable, Sendable {
+  /// Every change is sent (the default): for changes that add up, such as increments or
+  /// appends.
+  case never
+  /// A change replaces the param's newest change while that one still waits its turn (it was
+  /// made in this run, is shown, and has never been attempted): for changes that set the
+  /// content, where only the last one matters, such as a title edited keystroke by keystroke.
+  /// A change already being sent, sent before, or restored after a restart is never replaced.
+  case lastWriteWins
 }
 
 /// A change recorded by ``Writes/mutate(_:_:)``: where it is in the outbox, and the key the
@@ -100,6 +126,39 @@ extension Repository {
     paramCodec: StoreCodec<Param>,
     changeCodec: StoreCodec<M.Change>,
     scope: @escaping @Sendable (Param) -> String? = { _ in nil }
+  ) async throws(OutboxError) -> Writes<Param, Data, M.Change> where M.Param == Param, M.Data == Data {
+    try await writes(
+      through: mutator, outbox: outbox, channel: channel, paramCodec: paramCodec, changeCodec: changeCodec,
+      scope: scope, coalescing: .never)
+  }
+
+  /// Attaches writes through `mutator` on `channel` of `outbox`, saying whether consecutive
+  /// changes of a param may replace one another while they wait.
+  ///
+  /// ```swift
+  /// let titles = try await notes.writes(
+  ///   through: NoteTitle(handler: handler), outbox: outbox, channel: "note-title",
+  ///   paramCodec: .automatic, changeCodec: .automatic, coalescing: .lastWriteWins)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - mutator: How a change applies locally and is sent.
+  ///   - outbox: Where the changes wait for the origin.
+  ///   - channel: This repository's name in the outbox.
+  ///   - paramCodec: How a param is stored.
+  ///   - changeCodec: How a change is stored.
+  ///   - scope: The ordering key of a param's changes; `nil` for the param itself.
+  ///   - coalescing: ``WriteCoalescing/lastWriteWins`` to let a change replace the param's
+  ///     newest waiting change; ``WriteCoalescing/never`` to send every change.
+  /// - Throws: ``OutboxError/channelInUse(_:)`` or ``OutboxError/closed``.
+  public func writes<M: Mutator>(
+    through mutator: M,
+    outbox: Outbox,
+    channel: String,
+    paramCodec: StoreCodec<Param>,
+    changeCodec: StoreCodec<M.Change>,
+    scope: @escaping @Sendable (Param) -> String? = { _ in nil },
+    coalescing: WriteCoalescing
   ) async throws(OutboxError) -> Writes<Param, Data, M.Change> where M.Param == Param, M.Data == Data {
     let side = Outbox.Channel(
       attempt: { [self] entry, _ in
@@ -136,7 +195,7 @@ extension Repository {
     if !lost.isEmpty { await invalidate(where: { lost.contains($0) }) }
     return Writes(
       outbox: outbox, channel: channel, repository: self, paramCodec: paramCodec, changeCodec: changeCodec,
-      scope: scope, apply: { mutator.apply($0, to: $1) })
+      scope: scope, apply: { mutator.apply($0, to: $1) }, coalescing: coalescing)
   }
 
   /// One attempt at `entry` through `mutator`, with the state of its param updated around it.
