@@ -70,6 +70,21 @@ struct OutboxSenderMachineTests {
     #expect(machine.attemptEnded(1, in: Self.a, .confirmed) == [.remove(sequence: 1), Self.send(2)])
   }
 
+  @Test("a pause hint stops sending at once and schedules a probe; resume starts the heads again")
+  func pauseHint() throws {
+    var machine = Self.machine()
+    let paused = machine.pause()
+    #expect(paused.first == .paused)
+    let probe = try #require(Self.token(paused))
+    #expect(machine.pause() == [], "already paused")
+    #expect(machine.enqueued(1, in: Self.a) == [], "nothing is sent while paused")
+    #expect(machine.probeDue(token: probe) == [Self.send(1, probe: true)], "the probe still goes")
+    var resumed = Self.machine()
+    _ = resumed.pause()
+    _ = resumed.enqueued(1, in: Self.a)
+    #expect(resumed.resume() == [.resumed, Self.send(1)])
+  }
+
   @Test("a dropped entry leaves its lane without a send; one being sent is not dropped")
   func droppedEntries() {
     var machine = Self.machine(maxInFlight: 1)

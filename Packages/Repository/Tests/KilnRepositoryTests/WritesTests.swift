@@ -576,6 +576,26 @@ struct WritesTests {
     await outbox.close()
   }
 
+  @Test("a reachability hint pauses every scope at once on false, and resumes them on true")
+  func reachabilityHint() async throws {
+    let (outbox, writes) = try await self.writes()
+    let (updates, continuation) = AsyncStream<Bool>.makeStream()
+    await outbox.observeReachability(updates)
+    continuation.yield(false)
+    try await waitUntil { await outbox.isPaused }
+    try await writes.mutate("a", 1)
+    try await waitUntil { clock.sleeperCount > 0 }  // the probe, in case the hint is wrong
+    #expect(mutator.sendCount == 0, "nothing is sent while paused")
+    continuation.yield(true)
+    await mutator.waitForSend(0)
+    #expect(await !outbox.isPaused)
+    mutator.confirm(0, with: 1)
+    try await waitUntil { await outbox.entries.isEmpty }
+    #expect(outbox.statistics.pauses == 1)
+    continuation.finish()
+    await outbox.close()
+  }
+
   @Test("resume() ends a pause at once")
   func resumeEndsPause() async throws {
     let (outbox, writes) = try await self.writes()

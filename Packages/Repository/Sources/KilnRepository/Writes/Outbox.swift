@@ -374,6 +374,32 @@ public actor Outbox {
     carryOut(machine.resume())
   }
 
+  /// Follows what the app knows of the network (a path monitor, a reachability callback):
+  /// `false` pauses every scope at once, without waiting for an attempt to fail (a probe still
+  /// goes every ``OutboxOptions/probeInterval``, in case the hint is wrong); `true` resumes as
+  /// ``resume()`` does. Until the outbox closes or the sequence ends.
+  ///
+  /// ```swift
+  /// let (reachable, continuation) = AsyncStream<Bool>.makeStream()
+  /// monitor.pathUpdateHandler = { continuation.yield($0.status == .satisfied) }
+  /// await outbox.observeReachability(reachable)
+  /// ```
+  ///
+  /// - Parameter updates: Whether the origin can be reached, each time that changes.
+  public func observeReachability(_ updates: some AsyncSequence<Bool, Never> & Sendable) {
+    track { [weak self] in
+      for await reachable in updates {
+        guard let self else { return }
+        await self.reachabilityChanged(reachable)
+      }
+    }
+  }
+
+  private func reachabilityChanged(_ reachable: Bool) {
+    guard !isClosed else { return }
+    carryOut(reachable ? machine.resume() : machine.pause())
+  }
+
   /// Stops sending: attempts in flight are cancelled, the entries already answered are
   /// removed from the store, and the others stay there for the next
   /// ``open(_:clock:options:now:)``. Appends fail with ``OutboxError/closed``.

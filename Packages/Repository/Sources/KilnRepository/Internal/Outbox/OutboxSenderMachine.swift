@@ -345,6 +345,17 @@ struct OutboxSenderMachine<Failure: Error>: Sendable {
     return actions + pump()
   }
 
+  /// The app says the origin cannot be reached: every scope pauses now, as after an unreachable
+  /// answer (attempts in flight end as they will), and a probe is scheduled in case the hint
+  /// is wrong.
+  mutating func pause() -> [Action] {
+    guard mode == .running else { return [] }
+    mode = .paused
+    var actions: [Action] = [.paused]
+    if probeToken == nil && probe == nil { actions.append(scheduleProbe()) }
+    return actions
+  }
+
   /// Nothing more is sent; the entries stay in the store.
   mutating func close() {
     mode = .closed
