@@ -158,6 +158,7 @@ struct SingleFlightTests {
     #expect(transport.requestCount == 2)
     #expect(gauge.maximum == 1)
     #expect(await poll(timeout: .seconds(30)) { handler.flights.inFlightCount == 0 })
+    #expect(handler.flights.startedCount == 2, "the joiners' own load counts as started")
   }
 
   @Test("a cancelled first caller whose request succeeds anyway: the callers who joined get that response")

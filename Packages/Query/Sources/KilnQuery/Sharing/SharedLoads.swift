@@ -212,6 +212,7 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
       return false
     }
     if restarts {
+      started.add(1, ordering: .relaxed)  // a load of its own: counted as one
       start(flight, running: query, for: flightKey)
     } else {
       flight.finish(outcome)
