@@ -178,26 +178,26 @@ struct CacheExchange: Sendable {
     }
   }
 
-  /// Whether the cache may now serve `request` a stored response without asking the origin.
-  private func isFresh(_ request: HTTPRequest) async -> Bool {
+  /// The response the cache may now serve `request` from the store without asking the origin
+  /// (another process may have stored or freshened it), with the stored response it comes from.
+  private func servable(_ request: HTTPRequest) async -> (response: HTTPResponse, stored: StoredHTTPResponse)? {
     let variants = await cache.storedResponses(for: request.url)
     guard let current = variants.first(where: { $0.matchesVary(of: request) }),
-      case .serve = cache.policy.decision(for: request, stored: current, now: cache.now())
-    else { return false }
-    return true
+      case .serve(let response) = cache.policy.decision(for: request, stored: current, now: cache.now())
+    else { return nil }
+    return (response, current)
+  }
+
+  /// Whether the cache may now serve `request` a stored response without asking the origin.
+  private func isFresh(_ request: HTTPRequest) async -> Bool {
+    await servable(request) != nil
   }
 
   /// The response another process stored for `request`, if the cache may now serve it fresh,
   /// its `Cache-Status` marked `collapsed`.
   private func collapsedResponse(to request: HTTPRequest, reason: HTTPCacheStatus.Forward) async -> HTTPResponse? {
-    let variants = await cache.storedResponses(for: request.url)
-    let current = variants.first { $0.matchesVary(of: request) }
-    guard let current,
-      case .serve(let response) = cache.policy.decision(for: request, stored: current, now: cache.now())
-    else {
-      return nil
-    }
-    return Self.markedCollapsed(response, reason: reason, originStatus: current.response.status)
+    guard let (response, stored) = await servable(request) else { return nil }
+    return Self.markedCollapsed(response, reason: reason, originStatus: stored.response.status)
   }
 
   /// `response`, served from the cache, with its `Cache-Status` member saying it answered a
