@@ -156,13 +156,14 @@ struct CacheExchange: Sendable {
     }
   }
 
-  /// Forwards `request` while holding its key's lease. After a wait, another process may have
-  /// stored (or freshened) a response meanwhile: the request is decided again first.
+  /// Forwards `request` while holding its key's lease. Another process may have stored (or
+  /// freshened) a response since this one read the store, while it waited or in the moment
+  /// between its read and the lease, when the other process gave the lease back: the request is
+  /// decided again first, so that the origin is asked once per key.
   private func forwardHolding(
     _ request: HTTPRequest, as forwarded: HTTPRequest, stored: StoredHTTPResponse?,
     reason: HTTPCacheStatus.Forward, send: Send, afterWaiting waited: Bool
   ) async throws(NetworkError) -> HTTPResponse {
-    guard waited else { return try await forward(request, as: forwarded, stored: stored, reason: reason, send: send) }
     let variants = await cache.storedResponses(for: request.url)
     let current = variants.first { $0.matchesVary(of: request) }
     switch cache.policy.decision(for: request, stored: current ?? variants.first, now: cache.now()) {
@@ -170,10 +171,10 @@ struct CacheExchange: Sendable {
       cache.counters.add(.collapsedResponses)
       return Self.markedCollapsed(response, reason: reason, originStatus: current?.response.status)
     case .forward(let again, let newReason):
-      cache.counters.add(.collapseTakeovers)
+      if waited { cache.counters.add(.collapseTakeovers) }
       return try await forward(request, as: again, stored: current, reason: newReason, send: send)
     case .generate, .serveStale:
-      cache.counters.add(.collapseTakeovers)
+      if waited { cache.counters.add(.collapseTakeovers) }
       return try await forward(request, as: forwarded, stored: stored, reason: reason, send: send)
     }
   }

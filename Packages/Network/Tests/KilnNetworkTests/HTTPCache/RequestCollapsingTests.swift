@@ -12,6 +12,8 @@ import _KilnSynchronization
 final class LeasedMemoryStore: KeyValueStore, LeasingStore {
   let memory = MemoryCache<String, Data>(entryLifetime: nil)
   private let leases = KilnMutex<[String: String]>([:])
+  /// Run once, by the next `takeLease`, before it takes the lease.
+  let beforeNextLease = KilnMutex<(@Sendable () async -> Void)?>(nil)
 
   func entry(forKey key: String) async throws -> CacheEntry<Data>? { memory.entry(forKey: key) }
   func setValue(_ value: Data, forKey key: String, expiresAt: Date?) async throws {
@@ -21,6 +23,12 @@ final class LeasedMemoryStore: KeyValueStore, LeasingStore {
   func removeAll() async throws { memory.removeAll() }
 
   func takeLease(on key: String, for duration: Duration) async throws -> StoreLease? {
+    if let hook = beforeNextLease.withLock({ hook in
+      defer { hook = nil }
+      return hook
+    }) {
+      await hook()
+    }
     let holder = UUID().uuidString
     return leases.withLock { leases in
       guard leases[key] == nil else { return nil }
@@ -100,6 +108,27 @@ struct RequestCollapsingTests {
     #expect(
       counterValue(nodes[1].0.counterReadings(), "kiln_http_cache_collapsed_total", [("outcome", "reused")]) == 1)
     #expect(store.heldKeys.isEmpty, "the lease was given back")
+  }
+
+  @Test(
+    "a process that missed before another stored and gave the lease back takes the lease, reads the store again and asks no one"
+  )
+  func missRacesAnotherProcessStore() async throws {
+    let transport = StubTransport(clock: clock, replies: [fresh("feed", after: .zero), fresh("again", after: .zero)])
+    let nodes = processes(transport)
+    // The second process has read the store (a miss); before it takes the lease, the first
+    // process asks, stores and gives the lease back.
+    store.beforeNextLease.withLock { hook in
+      hook = { _ = try? await nodes[0].1.send(HTTPRequest(url: url)) }
+    }
+    let response = try await nodes[1].1.send(HTTPRequest(url: url))
+    #expect(transport.requestCount == 1)
+    #expect(response.body == Data("feed".utf8))
+    let status = try #require(response.cacheStatus)
+    #expect(status.collapsed && status.forward == .uriMiss)
+    #expect(nodes[1].0.statistics.collapsedResponses == 1)
+    #expect(nodes[1].0.statistics.collapseTakeovers == 0)
+    #expect(store.heldKeys.isEmpty)
   }
 
   @Test("a holder whose request fails gives the lease back; a waiter takes it over and asks the origin itself")
