@@ -182,3 +182,48 @@ struct CountersCoreTests {
     }
   #endif
 #endif
+
+@Suite("Prometheus text", .timeLimit(.minutes(1)))
+struct PrometheusTextTests {
+  @Test("one TYPE line per family, families in first-seen order, gauges typed, labels escaped")
+  func rendersFamilies() {
+    let text = CounterReading.prometheusText([
+      CounterReading("kiln_a_total", [("result", "hit")], value: 3),
+      CounterReading("kiln_b", value: 7, kind: .gauge),
+      CounterReading("kiln_a_total", [("result", "miss")], value: 1),
+      CounterReading("kiln_c_total", [("path", "a\\b \"q\"\nx"), ("n", "1")], value: 0),
+    ])
+    #expect(
+      text == """
+        # TYPE kiln_a_total counter
+        kiln_a_total{result="hit"} 3
+        kiln_a_total{result="miss"} 1
+        # TYPE kiln_b gauge
+        kiln_b 7
+        # TYPE kiln_c_total counter
+        kiln_c_total{path="a\\\\b \\"q\\"\\nx",n="1"} 0
+
+        """)
+    #expect(CounterReading.prometheusText([]) == "")
+  }
+
+  @Test("sources: each series labelled kiln_source first, one family across sources")
+  func labelsSources() {
+    let first = SettableSource()
+    first.set([CounterReading("kiln_x_total", [("result", "hit")], value: 2)])
+    let second = SettableSource()
+    second.set([
+      CounterReading("kiln_x_total", [("result", "hit")], value: 5), CounterReading("kiln_y", value: 1, kind: .gauge),
+    ])
+    let text = CounterReading.prometheusText(sources: ["a": first, "b": second])
+    #expect(
+      text == """
+        # TYPE kiln_x_total counter
+        kiln_x_total{kiln_source="a",result="hit"} 2
+        kiln_x_total{kiln_source="b",result="hit"} 5
+        # TYPE kiln_y gauge
+        kiln_y{kiln_source="b"} 1
+
+        """)
+  }
+}
