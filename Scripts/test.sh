@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every Kiln test suite: the command the README gives and `.ci/run` calls.
 #
-#   Scripts/test.sh                 build once (all traits on), then each package's suite
+#   Scripts/test.sh                 build once (all traits on), then each package's suite,
+#                                   then the gateway example's checks (KilnGatewayExample)
 #   Scripts/test.sh KilnQuery ...   only the named suites (still builds first)
 #
 # Prints one line per suite ("KilnCore: 42 passed") and a closing line
@@ -18,7 +19,7 @@ source Scripts/lib/common.sh
 
 scratch=${KILN_TEST_SCRATCH:-.build}
 suite_timeout=${KILN_TEST_TIMEOUT:-1200}
-read -ra all_suites <<<"$kiln_test_targets"
+read -ra all_suites <<<"$kiln_test_targets KilnGatewayExample"
 suites=("${@:-${all_suites[@]}}")
 if [[ $# -eq 0 ]] && ! kiln_check_test_targets; then
   echo "0 passed, 1 failed"
@@ -62,16 +63,30 @@ print(len(cases) - failed - skipped, failed, "ok")
 PY
 }
 
+# The gateway example (its own package, Examples/KilnGateway): built in release in its own
+# .build, then run.sh --check starts PostgreSQL's tables, an origin, two gateway instances and
+# wrk, and checks the targets; each "check …: ok" line counts as a passed test.
+run_gateway_example() {
+  timeout --kill-after=30 "$suite_timeout" Examples/KilnGateway/run.sh --check --warmup 2 --duration 5 >"$log" 2>&1
+  status=$?
+  passed=$(grep -c "^check .*: ok" "$log")
+  failed=$(grep -c "^check .*: FAILED" "$log")
+}
+
 for suite in "${suites[@]}"; do
   module="${suite}Tests"
   log="$reports/$suite.log"
   report="$reports/$suite.xml"
   started=$(date +%s)
-  timeout --kill-after=30 "$suite_timeout" \
-    swift test --skip-build "${swift_flags[@]}" --filter "^${module}\." --xunit-output "$report" >"$log" 2>&1
-  status=$?
+  if [[ $suite == KilnGatewayExample ]]; then
+    run_gateway_example
+  else
+    timeout --kill-after=30 "$suite_timeout" \
+      swift test --skip-build "${swift_flags[@]}" --filter "^${module}\." --xunit-output "$report" >"$log" 2>&1
+    status=$?
+    read -r passed failed state < <(count_report "${report%.xml}-swift-testing.xml")
+  fi
   elapsed=$(($(date +%s) - started))
-  read -r passed failed state < <(count_report "${report%.xml}-swift-testing.xml")
 
   if [[ $status -ne 0 && $failed -eq 0 ]]; then
     # The run failed without a failing test: a crash, a hang past the time limit, or no
@@ -90,9 +105,12 @@ for suite in "${suites[@]}"; do
 
   if [[ $failed -gt 0 ]]; then
     echo "$suite: $passed passed, $failed failed$note [${elapsed}s]"
-    grep -E "✘|error:|Fatal error|Assertion failed|signal|Exited with" "$log" | grep -v "^✘ Suite\|Test run with" | head -40 | sed 's/^/    /'
+    grep -E "✘|error:|Fatal error|Assertion failed|signal|Exited with|FAILED|did not start" "$log" | grep -v "^✘ Suite\|Test run with" | head -40 | sed 's/^/    /'
   else
     echo "$suite: $passed passed$note [${elapsed}s]"
+  fi
+  if [[ $suite == KilnGatewayExample ]]; then
+    sed -n '/^Kiln gateway example/,/^$/p' "$log" | sed 's/^/    /'
   fi
   [[ "${KILN_TEST_VERBOSE:-0}" == 1 ]] && sed 's/^/    /' "$log"
   total_passed=$((total_passed + passed))
