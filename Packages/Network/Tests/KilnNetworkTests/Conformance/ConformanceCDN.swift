@@ -58,6 +58,36 @@ extension ConformanceSuite {
       .twoStep(
         "cdn-cc-invalid-sh-type-wrong", dependsOn: maxAge, [cdn("max-age=\"10000\""), ("Cache-Control", "no-store")],
         then: .notCached),
+      // Whether a CDN passes the field on, and what it says of a response it keeps longer than
+      // Cache-Control allows (checks).
+      ConformanceScenario(
+        "cdn-remove-header", .check,
+        [
+          ConformanceStep(
+            responseHeaders: [
+              ("Cache-Control", "max-age=10000"), cdn("foo"), ("Expires", 10_000), ("Date", 0),
+            ], expectedResponseHeaders: [.equals("CDN-Cache-Control", "foo")])
+        ]),
+      ConformanceScenario(
+        "cdn-remove-age-exceed", .check, dependsOn: maxAge,
+        [
+          .stored([("Cache-Control", "max-age=1"), ("CDN-Cache-Control", "max-age=10000"), ("Date", 0)]),
+          ConformanceStep(expectedResponseHeaders: [.present("Age")]),
+        ]),
+      ConformanceScenario(
+        "cdn-date-update-exceed", .check, dependsOn: maxAge,
+        [
+          .stored([("Cache-Control", "max-age=1"), ("CDN-Cache-Control", "max-age=10000"), ("Date", 0)]),
+          ConformanceStep(expectedResponseHeaders: [.equals("Date", 0)]),
+        ]),
+      ConformanceScenario(
+        "cdn-expires-update-exceed", .check, dependsOn: maxAge,
+        [
+          .stored([
+            ("Cache-Control", "max-age=1"), ("Expires", 1), ("CDN-Cache-Control", "max-age=10000"), ("Date", 0),
+          ]),
+          ConformanceStep(expectedResponseHeaders: [.equals("Expires", 1)]),
+        ]),
     ]
   }
 }

@@ -90,7 +90,11 @@ final class ConformanceRunner: Sendable {
       script.answered[number - 1] = answered
       scripts[id] = script
       let body = [204, 304].contains(status) ? [] : Array((step.responseBody ?? id).utf8)
-      return TestResponse(status: status, headers: headers, body: body)
+      var response = TestResponse(status: status, headers: headers, body: body)
+      response.dropsConnection = step.disconnect
+      // The response, dated now, reaches the client `responsePause` seconds later.
+      if step.responsePause > 0 { self.now.advance(by: .seconds(step.responsePause)) }
+      return response
     }
   }
 
@@ -139,7 +143,10 @@ final class ConformanceRunner: Sendable {
               step.magicIMS
               ? responses.last?.headers["Server-Now"].flatMap(Double.init).map(Date.init(timeIntervalSince1970:))
                 ?? now.now : now.now
-            text = HTTPDate.format(base.addingTimeInterval(TimeInterval(seconds)))
+            let date = base.addingTimeInterval(TimeInterval(seconds))
+            text =
+              step.rfc850Dates.contains { $0.caseInsensitiveCompare(name) == .orderedSame }
+              ? Self.rfc850(date) : HTTPDate.format(date)
           } else {
             text = Self.resolve(name, value, now: now.now, step: step, baseURL: "")
           }
@@ -154,7 +161,14 @@ final class ConformanceRunner: Sendable {
         do {
           response = try await handler.request(target)
         } catch {
-          return "\(label(step)) request \(number) failed: \(error)"
+          // The server dropped the connection and the scenario does not expect a stored
+          // response: no response is an answer (a proxy would send a 502 or 504).
+          guard step.disconnect, step.anyStatus, step.expect != .cached else {
+            return "\(label(step)) request \(number) failed: \(error)"
+          }
+          responses.append(HTTPResponse(status: 0))
+          if step.pause { now.advance(by: .seconds(3)) }
+          continue
         }
         await cache.waitForRevalidations()
         responses.append(response)
@@ -184,7 +198,7 @@ final class ConformanceRunner: Sendable {
     default: break
     }
     let expectedStatus = step.expectedStatus ?? step.status ?? 200
-    if response.status != expectedStatus {
+    if !step.anyStatus, response.status != expectedStatus {
       if response.status == 999 { return "request \(number) should have been conditional, but it was not" }
       return "response \(number) status is \(response.status), not \(expectedStatus)"
     }
@@ -260,7 +274,7 @@ final class ConformanceRunner: Sendable {
           return "\(tag) request \(number) has no \(name)"
         }
       }
-      if let record {
+      if let record, !step.disconnect {
         let response = responses[offset]
         for (name, value) in record.responseHeaders where name.lowercased() != "date" {
           if response.headers[name] != value {

@@ -70,6 +70,8 @@ struct ConformanceStep: Sendable {
   var responseHeaders: [(String, ConformanceValue)] = []
   /// The body the server answers; the scenario's identifier by default.
   var responseBody: String?
+  /// Seconds the server lets pass between making its response and sending it.
+  var responsePause = 0
   /// Whether `Location`/`Content-Location` values are relative to the request's path.
   var magicLocations = false
   /// The date fields formatted in the obsolete RFC 850 form.
@@ -79,7 +81,11 @@ struct ConformanceStep: Sendable {
   /// Whether 3 seconds pass after this request.
   var pause = false
   var expect: ConformanceExpectation?
+  /// Whether the server drops the connection instead of answering.
+  var disconnect = false
   var expectedStatus: Int?
+  /// Whether any status will do, or no response at all (the suite's `expected_status: null`).
+  var anyStatus = false
   var expectedMethod: String?
   /// Request fields the server must have received: a `nil` value only checks presence.
   var expectedRequestHeaders: [(String, String?)] = []
@@ -157,14 +163,16 @@ extension ConformanceStep {
       responseHeaders: [("Cache-Control", "max-age=100000"), ("Date", 0)], setup: true, pause: true)
   }
 
-  /// The suite's `stale` template: already stale, with a validator.
+  /// The suite's `stale` template: already stale, with a validator; a setup request, then 3
+  /// seconds.
   static var stale: ConformanceStep {
-    ConformanceStep(responseHeaders: [("Expires", -5000), ("Last-Modified", -100_000), ("Date", 0)])
+    ConformanceStep(
+      responseHeaders: [("Expires", -5000), ("Last-Modified", -100_000), ("Date", 0)], setup: true, pause: true)
   }
 
   /// The suite's `becomeStale` template: fresh for 2 seconds, then 3 seconds pass.
   static var becomeStale: ConformanceStep {
     ConformanceStep(
-      responseHeaders: [("Cache-Control", "max-age=2"), ("Template-A", "1")], setup: true, pause: true)
+      responseHeaders: [("Cache-Control", "max-age=2"), ("Date", 0), ("Template-A", "1")], setup: true, pause: true)
   }
 }
