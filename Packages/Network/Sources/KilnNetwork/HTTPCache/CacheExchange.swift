@@ -26,6 +26,12 @@ struct CacheExchange: Sendable {
     }
     let variants = await cache.storedResponses(for: request.url)
     let stored = variants.first { $0.matchesVary(of: request) }
+    if let stored, stored.response.status == 206, !request.headers.contains("Range"),
+      !CacheControl(request.headers).onlyIfCached
+    {
+      counters.add(.misses)
+      return try await completing(request, partial: stored, send: send)
+    }
     switch policy.decision(for: request, stored: stored ?? variants.first, now: cache.now()) {
     case .serve(let response):
       counters.add(.hits)
@@ -71,6 +77,38 @@ struct CacheExchange: Sendable {
           request, as: forwarded, stored: stored, reason: reason, send: send, leasing: leasing, collapsing)
       }
       return try await forward(request, as: forwarded, stored: stored, reason: reason, send: send)
+    }
+  }
+
+  /// Answers `request`, for a whole representation, when the store holds only its start
+  /// (`partial`, a `206`): asks the origin for the rest under `If-Range` with the partial's
+  /// validator and combines the two into the `200` it stores and answers (RFC 9111 §3.4). The
+  /// origin's `200` (the representation changed, or it ignores ranges) is used as it is; a rest
+  /// that cannot be combined, or a partial without a validator, means asking for all of it.
+  private func completing(
+    _ request: HTTPRequest, partial: StoredHTTPResponse, send: Send
+  ) async throws(NetworkError) -> HTTPResponse {
+    let validator: String? =
+      if let tag = partial.response.headers.first("ETag") {
+        tag.hasPrefix("W/") ? nil : tag
+      } else {
+        partial.response.headers.first("Last-Modified")
+      }
+    guard let validator, let (held, length) = HTTPCachePolicy.contentRange(of: partial.response),
+      held.lowerBound == 0, held.upperBound < length
+    else {
+      return try await forward(request, as: request, stored: nil, reason: .uriMiss, send: send)
+    }
+    let stored = partial.response
+    return try await forward(request, as: request, stored: nil, reason: .uriMiss) {
+      (whole: HTTPRequest) async throws(NetworkError) -> HTTPResponse in
+      var rest = whole
+      rest.headers.set("bytes=\(held.upperBound)-", for: "Range")
+      rest.headers.set(validator, for: "If-Range")
+      let response = try await send(rest)
+      guard response.status == 206 || response.status == 416 else { return response }
+      if let combined = HTTPCachePolicy.combining(stored, with: response) { return combined }
+      return try await send(whole)
     }
   }
 
@@ -278,8 +316,11 @@ struct CacheExchange: Sendable {
       return stale
     }
     var isStored = false
-    if let newStored = policy.storedResponse(
-      response, for: request, requestTime: requestTime, responseTime: responseTime)
+    // Part of a representation never takes the place of all of it.
+    let keepsWhole = response.status == 206 && stored.map { $0.response.status != 206 } == true
+    if !keepsWhole,
+      let newStored = policy.storedResponse(
+        response, for: request, requestTime: requestTime, responseTime: responseTime)
     {
       await cache.store(newStored, for: request)
       isStored = true

@@ -129,16 +129,23 @@ public struct HTTPCachePolicy: Sendable, Hashable {
 
   /// Whether `response` to `request` may be stored (RFC 9111 §3).
   ///
-  /// It may when the request is a `GET` without `Range`, the status is final (not 206 or 304),
+  /// It may when the request is a `GET`, the status is final (not 304) — a `206` only as the
+  /// answer to a `Range` request, holding one byte range of a representation whose length its
+  /// `Content-Range` states (RFC 9111 §3.3), and nothing else for a `Range` request —
   /// neither side says `no-store` (unless `must-understand` with an understood status), a shared
   /// cache sees neither `private` nor an unpermitted `Authorization`, the response does not vary
   /// on `*`, and the response carries something that makes it cacheable: `public`, `private`
   /// (private cache), `Expires`, `max-age`, `s-maxage` (shared cache) or a heuristically
   /// cacheable status.
   public func canStore(_ response: HTTPResponse, for request: HTTPRequest) -> Bool {
-    guard request.method == .get, !request.headers.contains("Range") else { return false }
+    guard request.method == .get else { return false }
     let status = response.status
-    guard status >= 200, status != 206, status != 304 else { return false }
+    if status == 206 || request.headers.contains("Range") {
+      guard status == 206, request.headers.contains("Range"), Self.contentRange(of: response) != nil else {
+        return false
+      }
+    }
+    guard status >= 200, status != 304 else { return false }
     let requestDirectives = CacheControl(request.headers)
     let (directives, targeted) = responseDirectives(of: response.headers)
     if requestDirectives.noStore { return false }
@@ -272,6 +279,16 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   public func decision(for request: HTTPRequest, stored: StoredHTTPResponse?, now: Date) -> HTTPCacheDecision {
     guard request.method == .get else { return .forward(request, reason: .method) }
     guard !request.headers.contains("Range") else { return rangeDecision(for: request, stored: stored, now: now) }
+    // Part of a representation never answers a request for all of it.
+    guard stored?.response.status != 206 else {
+      return CacheControl(request.headers).onlyIfCached
+        ? .generate(gatewayTimeout(date: now)) : .forward(request, reason: .uriMiss)
+    }
+    return wholeDecision(for: request, stored: stored, now: now)
+  }
+
+  /// ``decision(for:stored:now:)`` for a `GET` without `Range`, whatever `stored`'s status.
+  func wholeDecision(for request: HTTPRequest, stored: StoredHTTPResponse?, now: Date) -> HTTPCacheDecision {
     let requestDirectives = CacheControl(request.headers)
     guard let stored else {
       return requestDirectives.onlyIfCached
@@ -315,28 +332,96 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     return .forward(conditionalRequest(for: request, revalidating: stored), reason: reason)
   }
 
-  /// A `Range` request answered from `stored` (RFC 9110 §14.2, RFC 9111 §3.4): when `stored` is a
-  /// complete `200` that would be served as it is to the request without `Range`, and the request
-  /// asks for one satisfiable byte range without `If-Range`, that range as a `206` with
-  /// `Content-Range`; else the request is forwarded unchanged.
+  /// A `Range` request answered from `stored` (RFC 9110 §14.2, RFC 9111 §3.3–3.4): when `stored`
+  /// would be served as it is to the request without `Range`, and the request asks for one
+  /// satisfiable byte range without `If-Range` that `stored` holds (all of a complete `200`, or
+  /// the part a stored `206` holds), that range as a `206` with `Content-Range`; else the
+  /// request is forwarded unchanged.
   func rangeDecision(for request: HTTPRequest, stored: StoredHTTPResponse?, now: Date) -> HTTPCacheDecision {
     let bypass = HTTPCacheDecision.forward(request, reason: .bypass)
-    guard let stored, stored.response.status == 200, !request.headers.contains("If-Range"),
+    guard let stored, !request.headers.contains("If-Range"),
       let rangeValue = request.headers.first("Range"), request.headers.values(for: "Range").count == 1
     else { return bypass }
+    // The bytes `stored` holds, of a representation of `length` bytes.
+    let held: Range<Int>
+    let length: Int
+    switch stored.response.status {
+    case 200:
+      (held, length) = (0..<stored.response.body.count, stored.response.body.count)
+    case 206:
+      guard let part = Self.contentRange(of: stored.response) else { return bypass }
+      (held, length) = part
+    default:
+      return bypass
+    }
     var whole = request
     whole.headers.remove("Range")
-    guard case .serve(let served) = decision(for: whole, stored: stored, now: now), served.status == 200,
-      let range = Self.byteRange(rangeValue, length: served.body.count)
+    guard case .serve(let served) = wholeDecision(for: whole, stored: stored, now: now),
+      served.status == stored.response.status, served.body.count == held.count,
+      let range = Self.byteRange(rangeValue, length: length),
+      range.lowerBound >= held.lowerBound, range.upperBound <= held.upperBound
     else { return bypass }
     var partial = served
     partial.status = 206
-    partial.body = served.body.subdata(in: range)
-    partial.headers.set("bytes \(range.lowerBound)-\(range.upperBound - 1)/\(served.body.count)", for: "Content-Range")
+    partial.body = served.body.subdata(in: (range.lowerBound - held.lowerBound)..<(range.upperBound - held.lowerBound))
+    partial.headers.set("bytes \(range.lowerBound)-\(range.upperBound - 1)/\(length)", for: "Content-Range")
     if partial.headers.contains("Content-Length") {
       partial.headers.set(String(range.count), for: "Content-Length")
     }
     return .serve(partial)
+  }
+
+  /// The byte range a `206` response holds and the length of the whole representation, from its
+  /// one `Content-Range` (`bytes first-last/length`, RFC 9110 §14.4), when its body is exactly
+  /// that range; `nil` for another unit, an unknown length (`*`), several ranges or a mismatch.
+  static func contentRange(of response: HTTPResponse) -> (range: Range<Int>, length: Int)? {
+    let values = response.headers.values(for: "Content-Range")
+    guard values.count == 1 else { return nil }
+    let text = HTTPHeaders.trimmingWhitespace(values[0])
+    guard text.lowercased().hasPrefix("bytes "), let slash = text.firstIndex(of: "/") else { return nil }
+    let span = text[text.index(text.startIndex, offsetBy: 6)..<slash]
+    guard let dash = span.firstIndex(of: "-") else { return nil }
+    func number(_ digits: Substring) -> Int? {
+      let digits = HTTPHeaders.trimmingWhitespace(String(digits))
+      guard !digits.isEmpty, digits.utf8.count <= 18, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+        return nil
+      }
+      return Int(digits)
+    }
+    guard let first = number(span[..<dash]), let last = number(span[span.index(after: dash)...]),
+      let length = number(text[text.index(after: slash)...]), first <= last, last < length,
+      response.body.count == last - first + 1
+    else { return nil }
+    return (first..<(last + 1), length)
+  }
+
+  /// `stored`, a `206` holding the start of a representation, completed by `rest`, a `206`
+  /// holding the remainder, as one `200` (RFC 9111 §3.4), or `nil` when they cannot be combined:
+  /// `rest` does not start where `stored` ends or end the representation, or the two do not
+  /// share a strong validator (the same strong `ETag`, or, when neither has one, the same
+  /// `Last-Modified`). The combined response has `rest`'s header fields without `Content-Range`.
+  static func combining(_ stored: HTTPResponse, with rest: HTTPResponse) -> HTTPResponse? {
+    guard stored.status == 206, rest.status == 206, let (held, length) = contentRange(of: stored),
+      held.lowerBound == 0, let (added, restLength) = contentRange(of: rest), restLength == length,
+      added.lowerBound == held.upperBound, added.upperBound == length
+    else { return nil }
+    let storedTag = stored.headers.first("ETag")
+    let restTag = rest.headers.first("ETag")
+    if let storedTag, let restTag {
+      guard !storedTag.hasPrefix("W/"), storedTag == restTag else { return nil }
+    } else {
+      guard storedTag == nil, restTag == nil, let modified = stored.headers.first("Last-Modified"),
+        rest.headers.first("Last-Modified") == modified
+      else { return nil }
+    }
+    var combined = rest
+    combined.status = 200
+    combined.headers.remove("Content-Range")
+    combined.body = stored.body + rest.body
+    if combined.headers.contains("Content-Length") {
+      combined.headers.set(String(length), for: "Content-Length")
+    }
+    return combined
   }
 
   /// The bytes one `bytes=` range (RFC 9110 §14.1.2) selects from a representation of `length`

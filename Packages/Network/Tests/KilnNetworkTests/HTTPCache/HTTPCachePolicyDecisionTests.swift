@@ -1,6 +1,7 @@
 import Foundation
-import KilnNetwork
 import Testing
+
+@testable import KilnNetwork
 
 @Suite("HTTPCachePolicy decisions (RFC 9111 §4, RFC 5861)")
 struct HTTPCachePolicyDecisionTests {
@@ -40,8 +41,75 @@ struct HTTPCachePolicyDecisionTests {
     }
     let ifRange = getRequest(["Range": "bytes=0-1", "If-Range": "\"v1\""])
     #expect(policy.decision(for: ifRange, stored: stored, now: t0) == .forward(ifRange, reason: .bypass))
+    // A stored 206 answers only ranges it holds, and never a request for the whole.
     let partial = storedResponse(["Cache-Control": "max-age=60", "Content-Range": "bytes 0-3/10"], status: 206)
-    #expect(policy.decision(for: range, stored: partial, now: t0) == .forward(range, reason: .bypass))
+    for value in ["bytes=2-5", "bytes=-2", "bytes=4-"] {
+      let request = getRequest(["Range": value])
+      #expect(policy.decision(for: request, stored: partial, now: t0) == .forward(request, reason: .bypass), "\(value)")
+    }
+    #expect(policy.decision(for: getRequest(), stored: partial, now: t0) == .forward(getRequest(), reason: .uriMiss))
+    let onlyIfCached = getRequest(["Cache-Control": "only-if-cached"])
+    #expect(policy.decision(for: onlyIfCached, stored: partial, now: t0).generatedResponse?.status == 504)
+  }
+
+  @Test("a fresh stored 206 serves the ranges it holds, sliced, with its own Content-Range length")
+  func rangeFromStoredPartial() throws {
+    let partial = storedResponse(
+      ["Cache-Control": "max-age=60", "Content-Range": "bytes 4-8/10", "Content-Length": "5"], status: 206,
+      body: "45678")
+    for (value, body, contentRange) in [
+      ("bytes=4-8", "45678", "bytes 4-8/10"), ("bytes=5-6", "56", "bytes 5-6/10"), ("bytes=6-8", "678", "bytes 6-8/10"),
+      ("bytes=8-8", "8", "bytes 8-8/10"),
+    ] {
+      let response = try #require(
+        policy.decision(for: getRequest(["Range": value]), stored: partial, now: t0.plus(5)).servedResponse,
+        "\(value)")
+      #expect(response.status == 206)
+      #expect(response.body == Data(body.utf8), "\(value)")
+      #expect(response.headers["Content-Range"] == contentRange)
+      #expect(response.headers["Content-Length"] == String(body.utf8.count))
+      #expect(response.headers["Age"] == "5")
+    }
+    // Byte 9 is not held: `8-` runs to the end of the representation.
+    let pastHeld = getRequest(["Range": "bytes=8-"])
+    #expect(policy.decision(for: pastHeld, stored: partial, now: t0.plus(5)) == .forward(pastHeld, reason: .bypass))
+    // Stale: forwarded like any stale response.
+    let stale = getRequest(["Range": "bytes=5-6"])
+    #expect(policy.decision(for: stale, stored: partial, now: t0.plus(61)) == .forward(stale, reason: .bypass))
+  }
+
+  @Test("two 206s combine into a 200 only when the second completes the first under the same strong validator")
+  func combiningPartials() throws {
+    func partial(_ range: String, _ body: String, _ headers: HTTPHeaders) -> HTTPResponse {
+      var headers = headers
+      headers.set(range, for: "Content-Range")
+      headers.set(String(body.utf8.count), for: "Content-Length")
+      return HTTPResponse(status: 206, headers: headers, body: Data(body.utf8))
+    }
+    let first = partial("bytes 0-4/10", "01234", ["ETag": "\"v1\"", "A": "1"])
+    let combined = try #require(
+      HTTPCachePolicy.combining(first, with: partial("bytes 5-9/10", "56789", ["ETag": "\"v1\"", "A": "2"])))
+    #expect(combined.status == 200)
+    #expect(combined.body == Data("0123456789".utf8))
+    #expect(combined.headers["Content-Length"] == "10")
+    #expect(combined.headers["Content-Range"] == nil)
+    #expect(combined.headers["A"] == "2", "the newer response's fields")
+    let byDate = partial("bytes 0-4/10", "01234", ["Last-Modified": "Wed, 01 Jan 2020 00:00:00 GMT"])
+    #expect(
+      HTTPCachePolicy.combining(
+        byDate, with: partial("bytes 5-9/10", "56789", ["Last-Modified": "Wed, 01 Jan 2020 00:00:00 GMT"])) != nil)
+    for rest in [
+      partial("bytes 5-9/10", "56789", ["ETag": "\"v2\""]),  // another representation
+      partial("bytes 5-9/10", "56789", [:]),  // no validator
+      partial("bytes 6-9/10", "6789", ["ETag": "\"v1\""]),  // a gap
+      partial("bytes 5-8/10", "5678", ["ETag": "\"v1\""]),  // not to the end
+      partial("bytes 5-10/11", "56789A", ["ETag": "\"v1\""]),  // another length
+    ] {
+      #expect(HTTPCachePolicy.combining(first, with: rest) == nil, "\(rest.headers)")
+    }
+    let weak = partial("bytes 0-4/10", "01234", ["ETag": "W/\"v1\""])
+    #expect(HTTPCachePolicy.combining(weak, with: partial("bytes 5-9/10", "56789", ["ETag": "W/\"v1\""])) == nil)
+    #expect(HTTPCachePolicy.combining(byDate, with: partial("bytes 5-9/10", "56789", [:])) == nil)
   }
 
   @Test("one byte range of a fresh stored response is served as a 206 with Content-Range")

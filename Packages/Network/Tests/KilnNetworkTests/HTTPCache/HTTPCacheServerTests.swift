@@ -3,6 +3,7 @@ import KilnNetwork
 import KilnStorage
 import KilnTesting
 import Testing
+import _KilnSynchronization
 import _KilnTestServer
 
 /// `base` behind `cache`: opens the existential the transport kinds hand out.
@@ -54,6 +55,80 @@ struct HTTPCacheServerTests {
       #expect(revalidated.cacheStatus?.forwardStatus == 304)
       #expect(server.requestCount(path: "/etag") == 2)
       #expect(server.requests.last?.headers["if-none-match"] == "\"v1\"")
+    }
+    try await server.stop()
+  }
+
+  /// A server that answers `Range` (one `first-last` or `first-` range) with a 206 of
+  /// `document`, and the whole with a 200 when `If-Range` does not match its `ETag`.
+  func rangeServer(_ document: String, etag: @escaping @Sendable () -> String) async throws -> TestServer {
+    try await TestServer.start { request in
+      let bytes = Array(document.utf8)
+      let fields = self.headers([("Cache-Control", "max-age=60"), ("ETag", etag())])
+      guard let range = request.headers["range"], request.headers["if-range"].map({ $0 == etag() }) ?? true,
+        range.hasPrefix("bytes=")
+      else { return TestResponse(status: 200, headers: fields, body: bytes) }
+      let parts = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+      let first = Int(parts[0])!
+      let last = parts[1].isEmpty ? bytes.count - 1 : min(Int(parts[1])!, bytes.count - 1)
+      return TestResponse(
+        status: 206, headers: fields + [("Content-Range", "bytes \(first)-\(last)/\(bytes.count)")],
+        body: Array(bytes[first...last]))
+    }
+  }
+
+  @Test(
+    "a stored 206 answers the ranges it holds; a request for the whole asks for the rest under If-Range and stores one 200",
+    arguments: TransportKind.allCases)
+  func partialContent(kind: TransportKind) async throws {
+    let server = try await rangeServer("0123456789", etag: { "\"v1\"" })
+    try await kind.withTransport { base in
+      let transport = cachingTransport(base, in: makeCache())
+      let url = server.url("/document")
+      let head = try await transport.send(HTTPRequest(url: url, headers: ["Range": "bytes=0-4"]))
+      #expect(head.status == 206 && head.body == Data("01234".utf8))
+      #expect(head.cacheStatus?.stored == true)
+      // Inside what is stored: from the cache.
+      let inner = try await transport.send(HTTPRequest(url: url, headers: ["Range": "bytes=1-3"]))
+      #expect(inner.status == 206 && inner.body == Data("123".utf8) && inner.headers["Content-Range"] == "bytes 1-3/10")
+      #expect(inner.cacheStatus?.hit == true)
+      #expect(server.requestCount(path: "/document") == 1)
+      // The whole: the cache asks for bytes 5- only, and combines.
+      let whole = try await transport.send(HTTPRequest(url: url))
+      #expect(whole.status == 200 && whole.body == Data("0123456789".utf8))
+      #expect(whole.headers["Content-Range"] == nil)
+      #expect(whole.cacheStatus?.stored == true)
+      #expect(server.requestCount(path: "/document") == 2)
+      #expect(server.requests.last?.headers["range"] == "bytes=5-")
+      #expect(server.requests.last?.headers["if-range"] == "\"v1\"")
+      // Now the whole representation is stored: any range and the whole come from the cache.
+      let again = try await transport.send(HTTPRequest(url: url))
+      #expect(again.cacheStatus?.hit == true && again.body == Data("0123456789".utf8))
+      let tail = try await transport.send(HTTPRequest(url: url, headers: ["Range": "bytes=7-"]))
+      #expect(tail.status == 206 && tail.body == Data("789".utf8) && tail.cacheStatus?.hit == true)
+      #expect(server.requestCount(path: "/document") == 2)
+    }
+    try await server.stop()
+  }
+
+  @Test(
+    "a representation that changed under a stored 206 is taken whole from the origin's 200, never combined",
+    arguments: TransportKind.allCases)
+  func partialContentChanged(kind: TransportKind) async throws {
+    let version = KilnMutex("\"v1\"")
+    let server = try await rangeServer("0123456789", etag: { version.withLock { $0 } })
+    try await kind.withTransport { base in
+      let transport = cachingTransport(base, in: makeCache())
+      let url = server.url("/changing")
+      _ = try await transport.send(HTTPRequest(url: url, headers: ["Range": "bytes=0-4"]))
+      version.withLock { $0 = "\"v2\"" }
+      let whole = try await transport.send(HTTPRequest(url: url))
+      #expect(whole.status == 200 && whole.body == Data("0123456789".utf8))
+      #expect(whole.headers["ETag"] == "\"v2\"")
+      #expect(server.requestCount(path: "/changing") == 2, "the If-Range miss is answered whole at once")
+      // A later range of the whole comes from the new 200, which a 206 does not replace.
+      let range = try await transport.send(HTTPRequest(url: url, headers: ["Range": "bytes=0-1"]))
+      #expect(range.cacheStatus?.hit == true && range.headers["ETag"] == "\"v2\"")
     }
     try await server.stop()
   }
