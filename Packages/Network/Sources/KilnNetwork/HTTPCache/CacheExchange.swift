@@ -18,11 +18,21 @@ struct CacheExchange: Sendable {
     let counters = cache.counters
     guard request.method == .get else {
       counters.add(.bypassed)
+      let requestTime = cache.now()
       let response = try await send(request)
       for url in policy.invalidatedURLs(for: request, response: response) {
         await cache.invalidate(url)
       }
-      return Self.tagged(response, status: HTTPCacheStatus(forward: .method, forwardStatus: response.status))
+      // A POST answered with its own URL's representation answers later GETs of that URL.
+      var isStored = false
+      if let stored = policy.storedResponse(
+        forLaterGETs: response, to: request, requestTime: requestTime, responseTime: cache.now())
+      {
+        await cache.store(stored, for: HTTPRequest(method: .get, url: request.url, headers: request.headers))
+        isStored = true
+      }
+      return Self.tagged(
+        response, status: HTTPCacheStatus(forward: .method, forwardStatus: response.status, stored: isStored))
     }
     let variants = await cache.storedResponses(for: request.url)
     let stored = variants.first { $0.matchesVary(of: request) }

@@ -310,7 +310,11 @@ public struct HTTPCachePolicy: Sendable, Hashable {
       || (requestDirectives.isEmpty && request.headers.listElements(for: "Pragma").contains { $0 == "no-cache" })
     {
       reason = .request
-    } else if let maxAge = requestDirectives.maxAge, age > TimeInterval(maxAge) {
+    } else if let maxAge = requestDirectives.maxAge, age > TimeInterval(maxAge),
+      // A fresh `immutable` response is not revalidated for a reload (RFC 8246 §2); a
+      // `no-cache` request (a forced reload) still is.
+      !(directives.immutable && age < lifetime)
+    {
       reason = .request
     } else if let minFresh = requestDirectives.minFresh, lifetime - age < TimeInterval(minFresh) {
       reason = .request
@@ -479,7 +483,8 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   /// `served` turned into a `304 Not Modified` when `request`'s own preconditions say the client
   /// already has it (RFC 9111 §4.3.2): an `If-None-Match` listing the response's entity tag
   /// (weak comparison) or `*`, or else an `If-Modified-Since` no earlier than its
-  /// `Last-Modified`. The 304 keeps the header fields but `Content-Length`, and no body.
+  /// `Last-Modified` (its `Date` when it has none). The 304 keeps the header fields but
+  /// `Content-Length`, and no body.
   ///
   /// - Parameters:
   ///   - request: The request being answered from the cache.
@@ -495,7 +500,8 @@ public struct HTTPCachePolicy: Sendable, Hashable {
       guard let tag = served.headers.first("ETag") else { return served }
       notModified = noneMatch.contains { $0 == "*" || Self.weakTag($0) == Self.weakTag(tag) }
     } else if let since = request.headers.first("If-Modified-Since").flatMap(HTTPDate.parse),
-      let modified = served.headers.first("Last-Modified").flatMap(HTTPDate.parse)
+      // Without `Last-Modified`, the response's `Date` (RFC 9111 §4.3.2).
+      let modified = (served.headers.first("Last-Modified") ?? served.headers.first("Date")).flatMap(HTTPDate.parse)
     {
       notModified = modified <= since
     } else {
@@ -638,6 +644,30 @@ public struct HTTPCachePolicy: Sendable, Hashable {
       if !urls.contains(url) { urls.append(url) }
     }
     return urls
+  }
+
+  /// A `POST` response stored as the answer to later `GET`s of its URL (RFC 9111 §3, RFC 9110
+  /// §9.3.3), or `nil`: it must be a `200` or `203` whose `Content-Location` is the request's
+  /// own URL, with explicit freshness (`max-age`, `s-maxage` in a shared cache, or `Expires`),
+  /// and storable as a `GET` response would be.
+  func storedResponse(
+    forLaterGETs response: HTTPResponse, to request: HTTPRequest, requestTime: Date, responseTime: Date
+  ) -> StoredHTTPResponse? {
+    guard request.method == .post, response.status == 200 || response.status == 203,
+      let location = response.headers.first("Content-Location"),
+      URL(string: location, relativeTo: request.url)?.absoluteURL == request.url.absoluteURL
+    else { return nil }
+    let (directives, targeted) = responseDirectives(of: response.headers)
+    guard
+      directives.maxAge != nil || (isShared && directives.sharedMaxAge != nil)
+        || (!targeted && response.headers.contains("Expires"))
+    else { return nil }
+    var get = request
+    get.method = .get
+    get.body = nil
+    get.headers.remove("Content-Type")
+    get.headers.remove("Content-Length")
+    return storedResponse(response, for: get, requestTime: requestTime, responseTime: responseTime)
   }
 
   // MARK: - Helpers

@@ -197,16 +197,52 @@ public struct StoredHTTPResponse: Sendable, Hashable {
   /// Whether this stored response may answer `request` as far as `Vary` is concerned
   /// (RFC 9111 §4.1): every field it varies on has the same normalised value in both (list
   /// members trimmed, lines combined, and for the `Accept` fields case and order ignored);
-  /// never for `Vary: *`.
+  /// never for `Vary: *`. An `Accept-Language` that differs still matches when its most
+  /// preferred language range (highest `q`, above 0) selects the stored response's one
+  /// `Content-Language` (RFC 4647 basic filtering): the origin has that language and the
+  /// request prefers it to any other.
   public func matchesVary(of request: HTTPRequest) -> Bool {
     if varyNames.isEmpty { return true }
     for name in varyNames {
       if name == "*" { return false }
       let lines = request.headers.values(for: name)
       let value: String? = lines.isEmpty ? nil : Self.normalizedVaryValue(lines, for: name)
-      if value != varyValues[name] { return false }
+      if value != varyValues[name] {
+        guard name == "accept-language", !lines.isEmpty, selectsContentLanguage(lines) else { return false }
+      }
     }
     return true
+  }
+
+  /// Whether the most preferred ranges of `acceptLanguage` select this response's one
+  /// `Content-Language`.
+  func selectsContentLanguage(_ acceptLanguage: [String]) -> Bool {
+    let languages = response.headers.listElements(for: "Content-Language")
+    guard languages.count == 1 else { return false }
+    let tag = languages[0].lowercased()
+    var members: [String] = []
+    for line in acceptLanguage { HTTPHeaders.splitList(line, into: &members) }
+    var best: (quality: Double, ranges: [String]) = (0, [])
+    for member in members {
+      let parts = member.split(separator: ";").map { HTTPHeaders.trimmingWhitespace(String($0)) }
+      guard let range = parts.first?.lowercased(), !range.isEmpty else { continue }
+      var quality = 1.0
+      for parameter in parts.dropFirst() {
+        let pair = parameter.split(separator: "=", maxSplits: 1).map { HTTPHeaders.trimmingWhitespace(String($0)) }
+        if pair.count == 2, pair[0].lowercased() == "q" {
+          guard let value = Double(pair[1]), (0...1).contains(value) else { return false }
+          quality = value
+        }
+      }
+      if quality > best.quality {
+        best = (quality, [range])
+      } else if quality == best.quality, quality > 0 {
+        best.ranges.append(range)
+      }
+    }
+    return best.ranges.contains { range in
+      range != "*" && (tag == range || tag.hasPrefix(range + "-"))
+    }
   }
 
   public static func == (lhs: StoredHTTPResponse, rhs: StoredHTTPResponse) -> Bool {

@@ -52,6 +52,27 @@ struct HTTPCachePolicyDecisionTests {
     #expect(policy.decision(for: onlyIfCached, stored: partial, now: t0).generatedResponse?.status == 504)
   }
 
+  @Test("a fresh immutable response answers a reload (max-age=0) but not a forced one (no-cache), nor once stale")
+  func immutableReload() {
+    let immutable = storedResponse(["Cache-Control": "max-age=60, immutable", "ETag": "\"v\""])
+    let reload = getRequest(["Cache-Control": "max-age=0"])
+    #expect(policy.decision(for: reload, stored: immutable, now: t0.plus(10)).servedResponse != nil)
+    let forced = getRequest(["Cache-Control": "no-cache"])
+    #expect(policy.decision(for: forced, stored: immutable, now: t0.plus(10)).servedResponse == nil)
+    #expect(policy.decision(for: reload, stored: immutable, now: t0.plus(61)).servedResponse == nil)
+    let mutable = storedResponse(["Cache-Control": "max-age=60", "ETag": "\"v\""])
+    #expect(policy.decision(for: reload, stored: mutable, now: t0.plus(10)).servedResponse == nil)
+  }
+
+  @Test("a client's If-Modified-Since is answered 304 from the stored response's Date when it has no Last-Modified")
+  func ifModifiedSinceWithoutLastModified() throws {
+    let stored = storedResponse(["Cache-Control": "max-age=60"])  // Date: t0
+    let later = getRequest(["If-Modified-Since": HTTPDate.format(t0.plus(-3000))])
+    #expect(try #require(policy.decision(for: later, stored: stored, now: t0.plus(5)).servedResponse).status == 200)
+    let after = getRequest(["If-Modified-Since": HTTPDate.format(t0)])
+    #expect(try #require(policy.decision(for: after, stored: stored, now: t0.plus(5)).servedResponse).status == 304)
+  }
+
   @Test("a fresh stored 206 serves the ranges it holds, sliced, with its own Content-Range length")
   func rangeFromStoredPartial() throws {
     let partial = storedResponse(

@@ -133,6 +133,40 @@ struct HTTPCacheServerTests {
     try await server.stop()
   }
 
+  @Test(
+    "a POST answered with its own URL's representation (Content-Location, explicit freshness) answers later GETs",
+    arguments: TransportKind.allCases)
+  func postResponseAnswersGet(kind: TransportKind) async throws {
+    let server = try await TestServer.start { request in
+      var fields = self.headers([("Cache-Control", "max-age=60")])
+      switch request.path {
+      case "/note": fields.append(("Content-Location", "/note"))
+      case "/elsewhere": fields.append(("Content-Location", "/note"))
+      default: break  // /plain: no Content-Location
+      }
+      return TestResponse(status: 200, headers: fields, body: Array("\(request.method) \(request.path)".utf8))
+    }
+    try await kind.withTransport { base in
+      let transport = cachingTransport(base, in: makeCache())
+      // /note last: the POST to /elsewhere invalidates /note, its Content-Location.
+      for path in ["/elsewhere", "/plain", "/note"] {
+        let post = HTTPRequest(
+          method: .post, url: server.url(path), headers: ["Content-Type": "text/plain"], body: .data(Data("1".utf8)))
+        let posted = try await transport.send(post)
+        #expect(posted.cacheStatus?.stored == (path == "/note"), "\(path)")
+      }
+      let get = try await transport.send(HTTPRequest(url: server.url("/note")))
+      #expect(get.cacheStatus?.hit == true && get.body == Data("POST /note".utf8))
+      #expect(server.requestCount(path: "/note") == 1)
+      // Content-Location naming another URL, or none: nothing stored for the GET.
+      let elsewhere = try await transport.send(HTTPRequest(url: server.url("/elsewhere")))
+      #expect(elsewhere.cacheStatus?.hit != true && elsewhere.body == Data("GET /elsewhere".utf8))
+      let plain = try await transport.send(HTTPRequest(url: server.url("/plain")))
+      #expect(plain.cacheStatus?.hit != true && plain.body == Data("GET /plain".utf8))
+    }
+    try await server.stop()
+  }
+
   @Test("Last-Modified: heuristic freshness, then If-Modified-Since and a 304", arguments: TransportKind.allCases)
   func lastModified(kind: TransportKind) async throws {
     let modified = HTTPDate.format(t0.plus(-1000))

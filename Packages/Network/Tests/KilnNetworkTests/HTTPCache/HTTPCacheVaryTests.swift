@@ -29,6 +29,32 @@ struct HTTPCacheVaryTests {
     #expect(!weighted.matchesVary(of: getRequest(["Accept-Language": "de, en;q=0.6"])))
   }
 
+  @Test("another Accept-Language whose most preferred range selects the stored Content-Language matches it")
+  func acceptLanguageSelectsContentLanguage() {
+    func stored(_ language: String) -> StoredHTTPResponse {
+      storedResponse(
+        ["Cache-Control": "max-age=60", "Vary": "Accept-Language", "Content-Language": language],
+        request: getRequest(["Accept-Language": "en, de"]))
+    }
+    let german = stored("de")
+    for value in ["fr;q=0.5, de;q=1.0", "de", "DE;q=0.9, fr;q=0.2", "de, fr", "fr, de"] {
+      #expect(german.matchesVary(of: getRequest(["Accept-Language": value])), "\(value)")
+    }
+    #expect(stored("de-AT").matchesVary(of: getRequest(["Accept-Language": "de, fr;q=0.5"])), "de selects de-AT")
+    for value in [
+      "fr, de;q=0.9",  // fr is preferred
+      "de-CH",  // a narrower range does not select de
+      "*",  // any language: the origin might choose another
+      "de;q=0",  // not acceptable
+      "de;q=2",  // an invalid weight
+      "fr;q=0.5, de;q=0.5, en",
+    ] {
+      #expect(!german.matchesVary(of: getRequest(["Accept-Language": value])), "\(value)")
+    }
+    #expect(!german.matchesVary(of: getRequest()), "no Accept-Language")
+    #expect(!stored("de, en").matchesVary(of: getRequest(["Accept-Language": "de"])), "two languages")
+  }
+
   @Test("any field: spaces around members and split lines do not matter, order and case do")
   func otherFields() {
     let stored = stored(varyingOn: "Foo", "1,2")
