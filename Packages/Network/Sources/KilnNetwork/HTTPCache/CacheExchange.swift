@@ -25,17 +25,17 @@ struct CacheExchange: Sendable {
       }
       // A POST answered with its own URL's representation answers later GETs of that URL.
       var isStored = false
-      if let stored = policy.storedResponse(
+      if let (stored, get) = policy.storedResponse(
         forLaterGETs: response, to: request, requestTime: requestTime, responseTime: cache.now())
       {
-        await cache.store(stored, for: HTTPRequest(method: .get, url: request.url, headers: request.headers))
+        await cache.store(stored, for: get)
         isStored = true
       }
       return Self.tagged(
         response, status: HTTPCacheStatus(forward: .method, forwardStatus: response.status, stored: isStored))
     }
     let variants = await cache.storedResponses(for: request.url)
-    let stored = variants.first { $0.matchesVary(of: request) }
+    let stored = StoredHTTPResponse.selected(variants, for: request)
     if let stored, stored.response.status == 206, !request.headers.contains("Range"),
       !CacheControl(request.headers).onlyIfCached
     {
@@ -98,11 +98,12 @@ struct CacheExchange: Sendable {
   private func completing(
     _ request: HTTPRequest, partial: StoredHTTPResponse, send: Send
   ) async throws(NetworkError) -> HTTPResponse {
+    // A strong validator only (RFC 9110 §13.1.5).
     let validator: String? =
       if let tag = partial.response.headers.first("ETag") {
         tag.hasPrefix("W/") ? nil : tag
       } else {
-        partial.response.headers.first("Last-Modified")
+        HTTPCachePolicy.strongLastModified(of: partial.response)
       }
     guard let validator, let (held, length) = HTTPCachePolicy.contentRange(of: partial.response),
       held.lowerBound == 0, held.upperBound < length
@@ -213,7 +214,12 @@ struct CacheExchange: Sendable {
     reason: HTTPCacheStatus.Forward, send: Send, afterWaiting waited: Bool
   ) async throws(NetworkError) -> HTTPResponse {
     let variants = await cache.storedResponses(for: request.url)
-    let current = variants.first { $0.matchesVary(of: request) }
+    // Nothing to read now (the entry is gone, or the store failed): as decided before.
+    guard !variants.isEmpty else {
+      if waited { cache.counters.add(.collapseTakeovers) }
+      return try await forward(request, as: forwarded, stored: stored, reason: reason, send: send)
+    }
+    let current = StoredHTTPResponse.selected(variants, for: request)
     switch cache.policy.decision(for: request, stored: current ?? variants.first, now: cache.now()) {
     case .serve(let response):
       cache.counters.add(.collapsedResponses)
@@ -231,7 +237,7 @@ struct CacheExchange: Sendable {
   /// (another process may have stored or freshened it), with the stored response it comes from.
   private func servable(_ request: HTTPRequest) async -> (response: HTTPResponse, stored: StoredHTTPResponse)? {
     let variants = await cache.storedResponses(for: request.url)
-    guard let current = variants.first(where: { $0.matchesVary(of: request) }),
+    guard let current = StoredHTTPResponse.selected(variants, for: request),
       case .serve(let response) = cache.policy.decision(for: request, stored: current, now: cache.now())
     else { return nil }
     return (response, current)
@@ -282,12 +288,14 @@ struct CacheExchange: Sendable {
     let requestTime = cache.now()
     let counters = cache.counters
     let madeConditional = forwarded != request
+    // Part of a representation is never served in place of what the origin failed to send.
+    let fallback = stored?.response.status == 206 ? nil : stored
     var response: HTTPResponse
     do {
       response = try await send(forwarded)
     } catch {
       if madeConditional, !error.isCancellation { counters.add(.revalidationFailures) }
-      guard let stored, !error.isCancellation else { throw error }
+      guard let stored = fallback, !error.isCancellation else { throw error }
       if let stale = policy.staleResponse(for: request, stored: stored, afterErrorStatus: nil, now: cache.now()) {
         counters.add(.staleIfError)
         return stale
@@ -307,7 +315,7 @@ struct CacheExchange: Sendable {
         : HTTPCachePolicy.errorStatuses.contains(response.status) ? .revalidationFailures : .revalidatedReplaced
       counters.add(outcome)
     }
-    if response.status == 304, let stored, madeConditional {
+    if response.status == 304, let stored = fallback, madeConditional {
       if let updated = policy.updating(stored, with: response, requestTime: requestTime, responseTime: responseTime) {
         await cache.store(updated, for: request)
         return policy.servedResponse(
@@ -318,7 +326,7 @@ struct CacheExchange: Sendable {
       response = try await send(request)
       responseTime = cache.now()
     }
-    if let stored, HTTPCachePolicy.errorStatuses.contains(response.status),
+    if let stored = fallback, HTTPCachePolicy.errorStatuses.contains(response.status),
       let stale = policy.staleResponse(
         for: request, stored: stored, afterErrorStatus: response.status, now: responseTime)
     {

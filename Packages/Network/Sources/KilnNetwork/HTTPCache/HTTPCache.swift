@@ -177,7 +177,7 @@ public final class HTTPCache: Sendable {
   /// The stored response that may answer `request` as far as `Vary` goes, the newest first;
   /// `nil` when there is none.
   public func storedResponse(for request: HTTPRequest) async -> StoredHTTPResponse? {
-    await storedResponses(for: request.url).first { $0.matchesVary(of: request) }
+    StoredHTTPResponse.selected(await storedResponses(for: request.url), for: request)
   }
 
   /// What the cache does with `request` now: the stored response ``storedResponse(for:)``
@@ -185,16 +185,24 @@ public final class HTTPCache: Sendable {
   public func decision(for request: HTTPRequest) async -> HTTPCacheDecision {
     guard request.method == .get else { return policy.decision(for: request, stored: nil, now: now()) }
     let variants = await storedResponses(for: request.url)
-    let stored = variants.first { $0.matchesVary(of: request) } ?? variants.first
+    let stored = StoredHTTPResponse.selected(variants, for: request) ?? variants.first
     return policy.decision(for: request, stored: stored, now: now())
   }
 
   // MARK: - Writing
 
   /// Stores `stored` as the response to `request`, replacing the variants it supersedes (those
-  /// that match `request`'s `Vary` fields) and keeping at most ``maximumVariants``.
+  /// that match `request`'s `Vary` fields) and keeping at most ``maximumVariants``. A `206`
+  /// never replaces a complete response.
   public func store(_ stored: StoredHTTPResponse, for request: HTTPRequest) async {
     let previous = await storedResponses(for: request.url)
+    // Part of a representation never takes the place of all of it (another task may have
+    // stored the whole since the partial was asked for).
+    if stored.response.status == 206,
+      previous.contains(where: { $0.response.status != 206 && $0.matchesVary(of: request) })
+    {
+      return
+    }
     var variants = [stored]
     for variant in previous
     where variants.count < maximumVariants && !variant.matchesVary(of: request)

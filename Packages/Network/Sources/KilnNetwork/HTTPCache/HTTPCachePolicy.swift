@@ -294,7 +294,7 @@ public struct HTTPCachePolicy: Sendable, Hashable {
       return requestDirectives.onlyIfCached
         ? .generate(gatewayTimeout(date: now)) : .forward(request, reason: .uriMiss)
     }
-    guard stored.matchesVary(of: request) else {
+    guard stored.matchesVary(of: request, selectingLanguage: true) else {
       return requestDirectives.onlyIfCached
         ? .generate(gatewayTimeout(date: now)) : .forward(request, reason: .varyMiss)
     }
@@ -311,9 +311,9 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     {
       reason = .request
     } else if let maxAge = requestDirectives.maxAge, age > TimeInterval(maxAge),
-      // A fresh `immutable` response is not revalidated for a reload (RFC 8246 §2); a
-      // `no-cache` request (a forced reload) still is.
-      !(directives.immutable && age < lifetime)
+      // A fresh `immutable` response is not revalidated for a reload (`max-age=0`, RFC 8246
+      // §2); a `no-cache` request (a forced reload) or another `max-age` still is.
+      !(directives.immutable && maxAge == 0 && age < lifetime)
     {
       reason = .request
     } else if let minFresh = requestDirectives.minFresh, lifetime - age < TimeInterval(minFresh) {
@@ -367,7 +367,8 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     else { return bypass }
     var partial = served
     partial.status = 206
-    partial.body = served.body.subdata(in: (range.lowerBound - held.lowerBound)..<(range.upperBound - held.lowerBound))
+    let start = served.body.startIndex - held.lowerBound
+    partial.body = served.body.subdata(in: (start + range.lowerBound)..<(start + range.upperBound))
     partial.headers.set("bytes \(range.lowerBound)-\(range.upperBound - 1)/\(length)", for: "Content-Range")
     if partial.headers.contains("Content-Length") {
       partial.headers.set(String(range.count), for: "Content-Length")
@@ -399,11 +400,20 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     return (first..<(last + 1), length)
   }
 
+  /// `response`'s `Last-Modified` when it is a strong validator (RFC 9110 §8.8.2.2): at least
+  /// one second before the response's `Date`, so that two versions cannot share it.
+  static func strongLastModified(of response: HTTPResponse) -> String? {
+    guard let text = response.headers.first("Last-Modified"), let modified = HTTPDate.parse(text),
+      let date = response.headers.first("Date").flatMap(HTTPDate.parse), date.timeIntervalSince(modified) >= 1
+    else { return nil }
+    return text
+  }
+
   /// `stored`, a `206` holding the start of a representation, completed by `rest`, a `206`
   /// holding the remainder, as one `200` (RFC 9111 §3.4), or `nil` when they cannot be combined:
   /// `rest` does not start where `stored` ends or end the representation, or the two do not
   /// share a strong validator (the same strong `ETag`, or, when neither has one, the same
-  /// `Last-Modified`). The combined response has `rest`'s header fields without `Content-Range`.
+  /// `Last-Modified` at least a second before the stored response's `Date`). The combined response has `rest`'s header fields without `Content-Range`.
   static func combining(_ stored: HTTPResponse, with rest: HTTPResponse) -> HTTPResponse? {
     guard stored.status == 206, rest.status == 206, let (held, length) = contentRange(of: stored),
       held.lowerBound == 0, let (added, restLength) = contentRange(of: rest), restLength == length,
@@ -414,7 +424,7 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     if let storedTag, let restTag {
       guard !storedTag.hasPrefix("W/"), storedTag == restTag else { return nil }
     } else {
-      guard storedTag == nil, restTag == nil, let modified = stored.headers.first("Last-Modified"),
+      guard storedTag == nil, restTag == nil, let modified = strongLastModified(of: stored),
         rest.headers.first("Last-Modified") == modified
       else { return nil }
     }
@@ -647,12 +657,12 @@ public struct HTTPCachePolicy: Sendable, Hashable {
   }
 
   /// A `POST` response stored as the answer to later `GET`s of its URL (RFC 9111 §3, RFC 9110
-  /// §9.3.3), or `nil`: it must be a `200` or `203` whose `Content-Location` is the request's
+  /// §9.3.3), with the `GET` it answers (the request's fields but its content's), or `nil`: it must be a `200` or `203` whose `Content-Location` is the request's
   /// own URL, with explicit freshness (`max-age`, `s-maxage` in a shared cache, or `Expires`),
   /// and storable as a `GET` response would be.
   func storedResponse(
     forLaterGETs response: HTTPResponse, to request: HTTPRequest, requestTime: Date, responseTime: Date
-  ) -> StoredHTTPResponse? {
+  ) -> (stored: StoredHTTPResponse, get: HTTPRequest)? {
     guard request.method == .post, response.status == 200 || response.status == 203,
       let location = response.headers.first("Content-Location"),
       URL(string: location, relativeTo: request.url)?.absoluteURL == request.url.absoluteURL
@@ -667,7 +677,10 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     get.body = nil
     get.headers.remove("Content-Type")
     get.headers.remove("Content-Length")
-    return storedResponse(response, for: get, requestTime: requestTime, responseTime: responseTime)
+    guard let stored = storedResponse(response, for: get, requestTime: requestTime, responseTime: responseTime) else {
+      return nil
+    }
+    return (stored, get)
   }
 
   // MARK: - Helpers

@@ -197,24 +197,39 @@ public struct StoredHTTPResponse: Sendable, Hashable {
   /// Whether this stored response may answer `request` as far as `Vary` is concerned
   /// (RFC 9111 §4.1): every field it varies on has the same normalised value in both (list
   /// members trimmed, lines combined, and for the `Accept` fields case and order ignored);
-  /// never for `Vary: *`. An `Accept-Language` that differs still matches when its most
-  /// preferred language range (highest `q`, above 0) selects the stored response's one
-  /// `Content-Language` (RFC 4647 basic filtering): the origin has that language and the
-  /// request prefers it to any other.
+  /// never for `Vary: *`.
   public func matchesVary(of request: HTTPRequest) -> Bool {
+    matchesVary(of: request, selectingLanguage: false)
+  }
+
+  /// ``matchesVary(of:)``, or else: an `Accept-Language` that differs still matches when its
+  /// one most preferred language range (highest `q`, above 0, no tie) selects the stored
+  /// response's one `Content-Language` (RFC 4647 basic filtering): the origin has that
+  /// language and the request prefers it to any other. Used to select a stored response only
+  /// when none matches exactly, never to replace one.
+  func matchesVary(of request: HTTPRequest, selectingLanguage: Bool) -> Bool {
     if varyNames.isEmpty { return true }
     for name in varyNames {
       if name == "*" { return false }
       let lines = request.headers.values(for: name)
       let value: String? = lines.isEmpty ? nil : Self.normalizedVaryValue(lines, for: name)
       if value != varyValues[name] {
-        guard name == "accept-language", !lines.isEmpty, selectsContentLanguage(lines) else { return false }
+        guard selectingLanguage, name == "accept-language", !lines.isEmpty, selectsContentLanguage(lines) else {
+          return false
+        }
       }
     }
     return true
   }
 
-  /// Whether the most preferred ranges of `acceptLanguage` select this response's one
+  /// The variant that answers `request`: the newest that matches its `Vary` fields exactly,
+  /// else the newest whose `Content-Language` its most preferred language selects.
+  static func selected(_ variants: [StoredHTTPResponse], for request: HTTPRequest) -> StoredHTTPResponse? {
+    variants.first { $0.matchesVary(of: request) }
+      ?? variants.first { $0.matchesVary(of: request, selectingLanguage: true) }
+  }
+
+  /// Whether the one most preferred range of `acceptLanguage` selects this response's one
   /// `Content-Language`.
   func selectsContentLanguage(_ acceptLanguage: [String]) -> Bool {
     let languages = response.headers.listElements(for: "Content-Language")
@@ -240,9 +255,9 @@ public struct StoredHTTPResponse: Sendable, Hashable {
         best.ranges.append(range)
       }
     }
-    return best.ranges.contains { range in
-      range != "*" && (tag == range || tag.hasPrefix(range + "-"))
-    }
+    // A tie at the top leaves the choice to the origin.
+    guard best.ranges.count == 1, let range = best.ranges.first, range != "*" else { return false }
+    return tag == range || tag.hasPrefix(range + "-")
   }
 
   public static func == (lhs: StoredHTTPResponse, rhs: StoredHTTPResponse) -> Bool {

@@ -50,6 +50,30 @@ struct CachingTransportTests {
     #expect(origin.requests.values.count == 1)
   }
 
+  @Test("a stored 206 never stands in when the origin fails: not for a range it lacks, not for the whole")
+  func partialIsNoFallback() async throws {
+    let failing = Atomic<Bool>(false)
+    let origin = ScriptedTransport { request throws(TransportError) in
+      if failing.load(ordering: .relaxed) { throw .connectionRefused }
+      return self.ok(
+        ["Cache-Control": "max-age=10", "ETag": "\"v1\"", "Content-Range": "bytes 0-4/10"], body: "01234",
+        status: 206)
+    }
+    let transport = origin.caching(in: makeCache())
+    let head = try await transport.send(getRequest(["Range": "bytes=0-4"]))
+    #expect(head.cacheStatus?.stored == true)
+    failing.store(true, ordering: .relaxed)
+    now.advance(by: .seconds(30))  // stale: a disconnected cache would serve a stale 200
+    for request in [getRequest(["Range": "bytes=5-9"]), getRequest(["Range": "bytes=0-4"]), getRequest()] {
+      do {
+        let response = try await transport.send(request)
+        #expect(response.status == 504, "\(request.headers): got \(response.status) \(response.body.count) bytes")
+      } catch {
+        // No response at all: also never the partial.
+      }
+    }
+  }
+
   @Test("a stale response is revalidated with If-None-Match; a 304 freshens it and serves the stored body")
   func etagRevalidation() async throws {
     let origin = ScriptedTransport { request in

@@ -60,6 +60,9 @@ struct HTTPCachePolicyDecisionTests {
     let forced = getRequest(["Cache-Control": "no-cache"])
     #expect(policy.decision(for: forced, stored: immutable, now: t0.plus(10)).servedResponse == nil)
     #expect(policy.decision(for: reload, stored: immutable, now: t0.plus(61)).servedResponse == nil)
+    let asked = getRequest(["Cache-Control": "max-age=5"])
+    #expect(
+      policy.decision(for: asked, stored: immutable, now: t0.plus(10)).servedResponse == nil, "max-age=5 still holds")
     let mutable = storedResponse(["Cache-Control": "max-age=60", "ETag": "\"v\""])
     #expect(policy.decision(for: reload, stored: mutable, now: t0.plus(10)).servedResponse == nil)
   }
@@ -115,10 +118,14 @@ struct HTTPCachePolicyDecisionTests {
     #expect(combined.headers["Content-Length"] == "10")
     #expect(combined.headers["Content-Range"] == nil)
     #expect(combined.headers["A"] == "2", "the newer response's fields")
-    let byDate = partial("bytes 0-4/10", "01234", ["Last-Modified": "Wed, 01 Jan 2020 00:00:00 GMT"])
+    let modified = "Wed, 01 Jan 2020 00:00:00 GMT"
+    let byDate = partial("bytes 0-4/10", "01234", ["Last-Modified": modified, "Date": "Wed, 01 Jan 2020 00:00:01 GMT"])
     #expect(
-      HTTPCachePolicy.combining(
-        byDate, with: partial("bytes 5-9/10", "56789", ["Last-Modified": "Wed, 01 Jan 2020 00:00:00 GMT"])) != nil)
+      HTTPCachePolicy.combining(byDate, with: partial("bytes 5-9/10", "56789", ["Last-Modified": modified])) != nil)
+    // A Last-Modified less than a second before Date is weak (RFC 9110 §8.8.2.2): two versions may share it.
+    let weakDate = partial("bytes 0-4/10", "01234", ["Last-Modified": modified, "Date": modified])
+    #expect(
+      HTTPCachePolicy.combining(weakDate, with: partial("bytes 5-9/10", "56789", ["Last-Modified": modified])) == nil)
     for rest in [
       partial("bytes 5-9/10", "56789", ["ETag": "\"v2\""]),  // another representation
       partial("bytes 5-9/10", "56789", [:]),  // no validator

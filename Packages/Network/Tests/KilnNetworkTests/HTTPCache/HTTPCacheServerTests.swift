@@ -61,9 +61,11 @@ struct HTTPCacheServerTests {
 
   /// A server that answers `Range` (one `first-last` or `first-` range) with a 206 of
   /// `document`, and the whole with a 200 when `If-Range` does not match its `ETag`.
-  func rangeServer(_ document: String, etag: @escaping @Sendable () -> String) async throws -> TestServer {
+  func rangeServer(
+    _ document: @escaping @Sendable () -> String, etag: @escaping @Sendable () -> String
+  ) async throws -> TestServer {
     try await TestServer.start { request in
-      let bytes = Array(document.utf8)
+      let bytes = Array(document().utf8)
       let fields = self.headers([("Cache-Control", "max-age=60"), ("ETag", etag())])
       guard let range = request.headers["range"], request.headers["if-range"].map({ $0 == etag() }) ?? true,
         range.hasPrefix("bytes=")
@@ -81,7 +83,7 @@ struct HTTPCacheServerTests {
     "a stored 206 answers the ranges it holds; a request for the whole asks for the rest under If-Range and stores one 200",
     arguments: TransportKind.allCases)
   func partialContent(kind: TransportKind) async throws {
-    let server = try await rangeServer("0123456789", etag: { "\"v1\"" })
+    let server = try await rangeServer({ "0123456789" }, etag: { "\"v1\"" })
     try await kind.withTransport { base in
       let transport = cachingTransport(base, in: makeCache())
       let url = server.url("/document")
@@ -115,20 +117,28 @@ struct HTTPCacheServerTests {
     "a representation that changed under a stored 206 is taken whole from the origin's 200, never combined",
     arguments: TransportKind.allCases)
   func partialContentChanged(kind: TransportKind) async throws {
-    let version = KilnMutex("\"v1\"")
-    let server = try await rangeServer("0123456789", etag: { version.withLock { $0 } })
+    let version = KilnMutex(("\"v1\"", "0123456789"))
+    let server = try await rangeServer({ version.withLock { $0.1 } }, etag: { version.withLock { $0.0 } })
     try await kind.withTransport { base in
       let transport = cachingTransport(base, in: makeCache())
       let url = server.url("/changing")
       _ = try await transport.send(HTTPRequest(url: url, headers: ["Range": "bytes=0-4"]))
-      version.withLock { $0 = "\"v2\"" }
+      version.withLock { $0 = ("\"v2\"", "abcdefghij") }
       let whole = try await transport.send(HTTPRequest(url: url))
-      #expect(whole.status == 200 && whole.body == Data("0123456789".utf8))
+      #expect(whole.status == 200 && whole.body == Data("abcdefghij".utf8), "never 01234fghij")
       #expect(whole.headers["ETag"] == "\"v2\"")
       #expect(server.requestCount(path: "/changing") == 2, "the If-Range miss is answered whole at once")
       // A later range of the whole comes from the new 200, which a 206 does not replace.
       let range = try await transport.send(HTTPRequest(url: url, headers: ["Range": "bytes=0-1"]))
       #expect(range.cacheStatus?.hit == true && range.headers["ETag"] == "\"v2\"")
+      // A Range request the cache forwards (If-Range) brings a 206 back: the stored 200 stays.
+      let forwarded = try await transport.send(
+        HTTPRequest(url: url, headers: ["Range": "bytes=2-3", "If-Range": "\"v2\""]))
+      #expect(forwarded.status == 206 && forwarded.body == Data("cd".utf8))
+      #expect(server.requestCount(path: "/changing") == 3)
+      let stillWhole = try await transport.send(HTTPRequest(url: url))
+      #expect(stillWhole.cacheStatus?.hit == true && stillWhole.body == Data("abcdefghij".utf8))
+      #expect(server.requestCount(path: "/changing") == 3)
     }
     try await server.stop()
   }

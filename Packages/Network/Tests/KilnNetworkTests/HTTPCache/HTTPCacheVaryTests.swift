@@ -37,11 +37,16 @@ struct HTTPCacheVaryTests {
         request: getRequest(["Accept-Language": "en, de"]))
     }
     let german = stored("de")
-    for value in ["fr;q=0.5, de;q=1.0", "de", "DE;q=0.9, fr;q=0.2", "de, fr", "fr, de"] {
-      #expect(german.matchesVary(of: getRequest(["Accept-Language": value])), "\(value)")
+    func selects(_ stored: StoredHTTPResponse, _ value: String) -> Bool {
+      stored.matchesVary(of: getRequest(["Accept-Language": value]), selectingLanguage: true)
     }
-    #expect(stored("de-AT").matchesVary(of: getRequest(["Accept-Language": "de, fr;q=0.5"])), "de selects de-AT")
+    for value in ["fr;q=0.5, de;q=1.0", "de", "DE;q=0.9, fr;q=0.2", "de, fr;q=0.9"] {
+      #expect(selects(german, value), "\(value)")
+      #expect(!german.matchesVary(of: getRequest(["Accept-Language": value])), "exact matching stays exact: \(value)")
+    }
+    #expect(selects(stored("de-AT"), "de, fr;q=0.5"), "de selects de-AT")
     for value in [
+      "de, fr", "fr, de",  // a tie at the top: the origin chooses
       "fr, de;q=0.9",  // fr is preferred
       "de-CH",  // a narrower range does not select de
       "*",  // any language: the origin might choose another
@@ -49,10 +54,17 @@ struct HTTPCacheVaryTests {
       "de;q=2",  // an invalid weight
       "fr;q=0.5, de;q=0.5, en",
     ] {
-      #expect(!german.matchesVary(of: getRequest(["Accept-Language": value])), "\(value)")
+      #expect(!selects(german, value), "\(value)")
     }
-    #expect(!german.matchesVary(of: getRequest()), "no Accept-Language")
-    #expect(!stored("de, en").matchesVary(of: getRequest(["Accept-Language": "de"])), "two languages")
+    #expect(!german.matchesVary(of: getRequest(), selectingLanguage: true), "no Accept-Language")
+    #expect(!selects(stored("de, en"), "de"), "two languages")
+    // An exact match is chosen before a language one, however old.
+    let exact = storedResponse(
+      ["Cache-Control": "max-age=60", "Vary": "Accept-Language", "Content-Language": "fr"],
+      request: getRequest(["Accept-Language": "fr;q=0.5, de"]))
+    let request = getRequest(["Accept-Language": "fr;q=0.5, de"])
+    #expect(StoredHTTPResponse.selected([german, exact], for: request) == exact)
+    #expect(StoredHTTPResponse.selected([german], for: request) == german)
   }
 
   @Test("any field: spaces around members and split lines do not matter, order and case do")
