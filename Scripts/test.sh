@@ -7,7 +7,10 @@
 #
 # Prints one line per suite ("KilnCore: 42 passed") and a closing line
 # ("N passed, M failed"); exits non-zero when any test fails or a suite cannot run.
-# Installs or starts what the suites need, so it passes on a fresh machine.
+# Installs or starts what the suites need, so it passes on a fresh machine: the SQLite headers,
+# the PostgreSQL server and wrk from Debian's packages when missing (apt-get, as root or through
+# sudo). The gateway example builds its own package in release inside its suite's time limit
+# (about 5 minutes on 2 cores the first time).
 #
 # Environment:
 #   KILN_TEST_SCRATCH   build folder (default: .build)

@@ -56,7 +56,7 @@ struct Gateway {
         connectionPool: pool, decompression: .disabled))
     let transport = AsyncHTTPClientTransport(client: client)
 
-    // Started in this order, stopped in the reverse one (the server first, once it has
+    // Started together, stopped in the reverse order (the server first, once it has
     // answered the requests it has, then the PostgreSQL client, then the HTTP client).
     var services: [any Service] = [HTTPClientService(client: client)]
     var postgres: PostgresClient?
@@ -86,27 +86,23 @@ struct Gateway {
       var appServices: [any Service] = []
       var middleware: [any RequestMiddleware] = [Deduplicating()]
       var listening: PostgresCache<String, Data>?
-      var cache: HTTPCache?
       if let postgres {
         let store = try await PostgresStore<String, Data>(client: postgres, table: gateway.table)
         let shared = PostgresCache(
           memory: MemoryCache<String, Data>(countLimit: 10_000), store: store, logger: logger)
-        // Its listener: another instance's write drops this instance's copy of the key.
-        appServices.append(shared)
+        // The store sweeps expired rows and leases; the cache listens: another instance's
+        // write drops this instance's copy of the key.
+        appServices += [store, shared]
         listening = shared
-        let sharedCache = HTTPCache(store: shared, policy: .shared)
-        middleware.append(HTTPCaching(sharedCache))
-        cache = sharedCache
+        middleware.append(HTTPCaching(HTTPCache(store: shared, policy: .shared)))
       }
       middleware += [Retrying(.default), AttemptTimeout(.seconds(5))]
       let chain = RequestChain(transport: transport, middleware: middleware)
 
-      // Every counter of the pipeline, the HTTP cache and the shared store, for /metrics.
+      // Every counter of the pipeline (its HTTP cache's among them) and of the shared store.
       let metrics: @Sendable () -> String =
-        if let cache, let listening {
-          {
-            CounterReading.prometheusText(sources: ["origin": chain, "origin_cache": cache, "shared_store": listening])
-          }
+        if let listening {
+          { CounterReading.prometheusText(sources: ["origin": chain, "shared_store": listening]) }
         } else {
           { CounterReading.prometheusText(sources: ["origin": chain]) }
         }
@@ -128,7 +124,7 @@ struct Gateway {
       }
       router.get("metrics") { _, _ -> Response in
         var headers = HTTPFields()
-        headers[.contentType] = "text/plain; version=0.0.4"
+        headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
         return Response(
           status: .ok, headers: headers,
           body: ResponseBody(byteBuffer: ByteBuffer(string: metrics())))
@@ -139,11 +135,11 @@ struct Gateway {
         configuration: .init(
           address: .hostname("127.0.0.1", port: gateway.port), serverName: "kiln-gateway-\(gateway.instance)"),
         services: appServices,
-        onServerRunning: { [gateway, listening] _ in
+        onServerRunning: { [gateway, listening] channel in
           // Ready once this instance hears the other instances' writes.
           if let listening { await listening.waitUntilSubscribed() }
-          say(
-            "gateway \(gateway.instance) listening on 127.0.0.1:\(gateway.port) (cache \(gateway.cacheMode.rawValue))")
+          let port = channel.localAddress?.port ?? gateway.port
+          say("gateway \(gateway.instance) listening on 127.0.0.1:\(port) (cache \(gateway.cacheMode.rawValue))")
         },
         logger: logger)
       try await app.run()

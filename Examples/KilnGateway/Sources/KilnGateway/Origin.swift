@@ -53,10 +53,13 @@ final class Origin: Sendable {
     }
     var logger = Logger(label: "origin")
     logger.logLevel = .warning
+    let (workTime, lifetime) = (self.work, self.maxAge)
     let app = Application(
       router: router, configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "kiln-origin"),
+      onServerRunning: { channel in
+        say("origin listening on 127.0.0.1:\(channel.localAddress?.port ?? 0) (work \(workTime), max-age \(lifetime))")
+      },
       logger: logger)
-    say("origin listening on 127.0.0.1:\(port) (work \(work), max-age \(maxAge))")
     try await app.runService()
     say("origin stopped")
   }

@@ -4,7 +4,9 @@
 //   KilnGateway gateway --port 8081 --origin http://127.0.0.1:8080 --cache shared|off
 //                       [--postgres URL] [--table NAME] [--instance NAME]
 //
-// Both stop gracefully on SIGTERM or SIGINT. Scripts/run.sh starts everything and measures it.
+// --port 0 takes a free port; each prints "… listening on 127.0.0.1:PORT" once it serves. Both
+// stop gracefully on SIGTERM or SIGINT. run.sh (beside Package.swift) starts everything and
+// measures it.
 import Foundation
 
 do {

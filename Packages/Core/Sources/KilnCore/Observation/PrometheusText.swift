@@ -8,9 +8,13 @@ extension CounterReading {
   ///
   /// ```swift
   /// router.get("metrics") { _, _ in
-  ///   CounterReading.prometheusText(cache.counterReadings() + chain.counterReadings())
+  ///   CounterReading.prometheusText(chain.counterReadings() + sessions.counterReadings())
   /// }
   /// ```
+  ///
+  /// Give each counter once: a request chain with an `HTTPCaching` stage already reports its
+  /// HTTP cache's counters, so adding the cache as well would publish every `kiln_http_cache_*`
+  /// series twice.
   ///
   /// To publish through swift-metrics instead (a Prometheus registry, StatsD, OpenTelemetry),
   /// use the `Metrics` trait's `MetricsReporter`.
@@ -45,7 +49,7 @@ extension CounterReading {
   /// series labelled with its source's name as `kiln_source` (as `MetricsReporter` does).
   ///
   /// ```swift
-  /// CounterReading.prometheusText(sources: ["catalog": chain, "catalog_cache": cache])
+  /// CounterReading.prometheusText(sources: ["catalog": chain, "sessions": sessions])
   /// ```
   ///
   /// Choose the names from a small, fixed set, never a URL or a key.
@@ -63,17 +67,19 @@ extension CounterReading {
       })
   }
 
+  /// `value` with backslash, double quote and line feed escaped, scalar by scalar (a `\r\n`
+  /// is one `Character` but two scalars).
   private static func escapedLabelValue(_ value: String) -> String {
-    guard value.contains(where: { $0 == "\\" || $0 == "\"" || $0 == "\n" }) else { return value }
-    var escaped = ""
-    for character in value {
-      switch character {
-      case "\\": escaped += "\\\\"
-      case "\"": escaped += "\\\""
-      case "\n": escaped += "\\n"
-      default: escaped.append(character)
+    guard value.unicodeScalars.contains(where: { $0 == "\\" || $0 == "\"" || $0 == "\n" }) else { return value }
+    var escaped = String.UnicodeScalarView()
+    for scalar in value.unicodeScalars {
+      switch scalar {
+      case "\\": escaped.append(contentsOf: "\\\\".unicodeScalars)
+      case "\"": escaped.append(contentsOf: "\\\"".unicodeScalars)
+      case "\n": escaped.append(contentsOf: "\\n".unicodeScalars)
+      default: escaped.append(scalar)
       }
     }
-    return escaped
+    return String(escaped)
   }
 }

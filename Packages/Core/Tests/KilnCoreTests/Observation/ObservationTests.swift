@@ -191,7 +191,7 @@ struct PrometheusTextTests {
       CounterReading("kiln_a_total", [("result", "hit")], value: 3),
       CounterReading("kiln_b", value: 7, kind: .gauge),
       CounterReading("kiln_a_total", [("result", "miss")], value: 1),
-      CounterReading("kiln_c_total", [("path", "a\\b \"q\"\nx"), ("n", "1")], value: 0),
+      CounterReading("kiln_c_total", [("path", "a\\b \"q\"\nx\r\ny"), ("n", "1")], value: 0),
     ])
     #expect(
       text == """
@@ -201,7 +201,7 @@ struct PrometheusTextTests {
         # TYPE kiln_b gauge
         kiln_b 7
         # TYPE kiln_c_total counter
-        kiln_c_total{path="a\\\\b \\"q\\"\\nx",n="1"} 0
+        kiln_c_total{path="a\\\\b \\"q\\"\\nx\r\\ny",n="1"} 0
 
         """)
     #expect(CounterReading.prometheusText([]) == "")
