@@ -53,6 +53,17 @@ public func test(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
       }
     }
     _ = policy.invalidatedURLs(for: request, response: response)
+    // A POST's response kept for later GETs is one the policy could store for a GET.
+    if let (kept, get) = policy.storedResponse(
+      forLaterGETs: response, to: request, requestTime: requestTime, responseTime: responseTime)
+    {
+      fuzzCheck(request.method == .post && [200, 203].contains(kept.response.status), "a POST response kept wrongly")
+      fuzzCheck(get.method == .get && policy.canStore(response, for: get), "kept a response a GET could not store")
+    }
+  }
+  // Two partials combine only into a 200 holding the whole representation.
+  if let combined = HTTPCachePolicy.combining(response, with: response) {
+    fuzzCheck(combined.status == 200 && combined.headers["Content-Range"] == nil, "a combined \(combined.status)")
   }
   return 0
 }
@@ -69,6 +80,10 @@ private func check(_ policy: HTTPCachePolicy, _ stored: StoredHTTPResponse, requ
   switch decision {
   case .serve(let response):
     checkServed(response, policy: policy, storedStatus: stored.response.status)
+    // A range served from the store is exactly the bytes its Content-Range names.
+    if response.status == 206, request.headers.contains("Range") {
+      fuzzCheck(HTTPCachePolicy.contentRange(of: response) != nil, "a 206 whose body is not its Content-Range")
+    }
   case .serveStale(let response, let revalidation):
     checkServed(response, policy: policy, storedStatus: stored.response.status)
     fuzzCheck(revalidation.url == request.url && revalidation.method == request.method, "the revalidation changed")
