@@ -16,7 +16,7 @@ extension ConformanceSuite {
     return [
       ask("ccreq-ma0", .fresh, "max-age=0", then: .notCached),
       ask("ccreq-ma1", .fresh, "max-age=1", then: .notCached),
-      ask("ccreq-magreaterage", .fresh(then: [("Age", "1800")]), "max-age=600", then: .notCached),
+      ask("ccreq-magreaterage", .fresh(adding: [("Age", "1800")]), "max-age=600", then: .notCached),
       ask("ccreq-max-stale", dependsOn: ["freshness-max-age-stale"], .becomeStale, "max-stale=1000", then: .cached),
       ask(
         "ccreq-max-stale-age", stored([("Cache-Control", "max-age=1500"), ("Age", "2000")]), "max-stale=1000",

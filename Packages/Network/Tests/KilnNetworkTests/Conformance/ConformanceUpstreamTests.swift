@@ -266,15 +266,12 @@ struct ConformanceUpstreamTests {
 
   /// A field as `name: value`, a date as `name: now+N`, an unrecorded value with ` (unrecorded)`.
   static func describe(_ field: (String, ConformanceValue)) -> String {
-    switch field.1 {
-    case .text(let text): "\(field.0): \(text)"
-    case .unrecorded(let text): "\(field.0): \(text) (unrecorded)"
-    case .delta(let seconds): "\(field.0): now\(seconds >= 0 ? "+" : "")\(seconds)"
-    }
+    let unrecorded = if case .unrecorded = field.1 { true } else { false }
+    return "\(field.0): \(value(field.1))\(unrecorded ? " (unrecorded)" : "")"
   }
 
   static func describe(_ field: UpstreamCacheTest.Field) -> String {
-    if let seconds = field.delta { return "\(field.name): now\(seconds >= 0 ? "+" : "")\(seconds)" }
-    return "\(field.name): \(field.text ?? "")\(field.unrecorded == true ? " (unrecorded)" : "")"
+    let unrecorded = field.delta == nil && field.unrecorded == true
+    return "\(field.name): \(value(field))\(unrecorded ? " (unrecorded)" : "")"
   }
 }
