@@ -98,14 +98,9 @@ struct CacheExchange: Sendable {
   private func completing(
     _ request: HTTPRequest, partial: StoredHTTPResponse, send: Send
   ) async throws(NetworkError) -> HTTPResponse {
-    // A strong validator only (RFC 9110 §13.1.5).
-    let validator: String? =
-      if let tag = partial.response.headers.first("ETag") {
-        tag.hasPrefix("W/") ? nil : tag
-      } else {
-        HTTPCachePolicy.strongLastModified(of: partial.response)
-      }
-    guard let validator, let (held, length) = HTTPCachePolicy.contentRange(of: partial.response),
+    // If-Range takes a strong validator only (RFC 9110 §13.1.5).
+    guard let validator = HTTPCachePolicy.strongValidator(of: partial.response),
+      let (held, length) = HTTPCachePolicy.contentRange(of: partial.response),
       held.lowerBound == 0, held.upperBound < length
     else {
       return try await forward(request, as: request, stored: nil, reason: .uriMiss, send: send)
@@ -334,14 +329,10 @@ struct CacheExchange: Sendable {
       return stale
     }
     var isStored = false
-    // Part of a representation never takes the place of all of it.
-    let keepsWhole = response.status == 206 && stored.map { $0.response.status != 206 } == true
-    if !keepsWhole,
-      let newStored = policy.storedResponse(
-        response, for: request, requestTime: requestTime, responseTime: responseTime)
+    if let newStored = policy.storedResponse(
+      response, for: request, requestTime: requestTime, responseTime: responseTime)
     {
-      await cache.store(newStored, for: request)
-      isStored = true
+      isStored = await cache.storeUnlessPartialOverWhole(newStored, for: request)
     }
     return Self.tagged(
       response, status: HTTPCacheStatus(forward: reason, forwardStatus: response.status, stored: isStored))

@@ -195,13 +195,20 @@ public final class HTTPCache: Sendable {
   /// that match `request`'s `Vary` fields) and keeping at most ``maximumVariants``. A `206`
   /// never replaces a complete response.
   public func store(_ stored: StoredHTTPResponse, for request: HTTPRequest) async {
+    await storeUnlessPartialOverWhole(stored, for: request)
+  }
+
+  /// ``store(_:for:)``, telling whether `stored` was taken: `false` when it is a `206` and a
+  /// complete response that `request` selects is stored (another task may have stored the
+  /// whole since the partial was asked for).
+  @discardableResult
+  func storeUnlessPartialOverWhole(_ stored: StoredHTTPResponse, for request: HTTPRequest) async -> Bool {
     let previous = await storedResponses(for: request.url)
-    // Part of a representation never takes the place of all of it (another task may have
-    // stored the whole since the partial was asked for).
+    // Part of a representation never takes the place of all of it.
     if stored.response.status == 206,
       previous.contains(where: { $0.response.status != 206 && $0.matchesVary(of: request) })
     {
-      return
+      return false
     }
     var variants = [stored]
     for variant in previous
@@ -221,6 +228,7 @@ public final class HTTPCache: Sendable {
       counters.add(.storeFailures)
       decoded.forget(key)
     }
+    return true
   }
 
   /// Removes every stored response for `url`.

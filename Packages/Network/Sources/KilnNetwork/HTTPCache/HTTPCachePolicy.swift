@@ -376,6 +376,15 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     return .serve(partial)
   }
 
+  /// A byte position or length in `Range` and `Content-Range`: ASCII digits only, at most 18
+  /// of them (so that sums of two never overflow).
+  static func byteOffset(_ digits: String) -> Int? {
+    guard !digits.isEmpty, digits.utf8.count <= 18, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+      return nil
+    }
+    return Int(digits)
+  }
+
   /// The byte range a `206` response holds and the length of the whole representation, from its
   /// one `Content-Range` (`bytes first-last/length`, RFC 9110 §14.4), when its body is exactly
   /// that range; `nil` for another unit, an unknown length (`*`), several ranges or a mismatch.
@@ -386,13 +395,7 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     guard text.lowercased().hasPrefix("bytes "), let slash = text.firstIndex(of: "/") else { return nil }
     let span = text[text.index(text.startIndex, offsetBy: 6)..<slash]
     guard let dash = span.firstIndex(of: "-") else { return nil }
-    func number(_ digits: Substring) -> Int? {
-      let digits = HTTPHeaders.trimmingWhitespace(String(digits))
-      guard !digits.isEmpty, digits.utf8.count <= 18, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-        return nil
-      }
-      return Int(digits)
-    }
+    func number(_ digits: Substring) -> Int? { byteOffset(HTTPHeaders.trimmingWhitespace(String(digits))) }
     guard let first = number(span[..<dash]), let last = number(span[span.index(after: dash)...]),
       let length = number(text[text.index(after: slash)...]), first <= last, last < length,
       response.body.count == last - first + 1
@@ -400,9 +403,11 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     return (first..<(last + 1), length)
   }
 
-  /// `response`'s `Last-Modified` when it is a strong validator (RFC 9110 §8.8.2.2): at least
-  /// one second before the response's `Date`, so that two versions cannot share it.
-  static func strongLastModified(of response: HTTPResponse) -> String? {
+  /// `response`'s strong validator (RFC 9110 §8.8.1): its `ETag` unless weak, or without an
+  /// `ETag` its `Last-Modified` when at least one second before its `Date` (§8.8.2.2), so that
+  /// two versions cannot share it; `nil` otherwise.
+  static func strongValidator(of response: HTTPResponse) -> String? {
+    if let tag = response.headers.first("ETag") { return tag.hasPrefix("W/") ? nil : tag }
     guard let text = response.headers.first("Last-Modified"), let modified = HTTPDate.parse(text),
       let date = response.headers.first("Date").flatMap(HTTPDate.parse), date.timeIntervalSince(modified) >= 1
     else { return nil }
@@ -419,15 +424,10 @@ public struct HTTPCachePolicy: Sendable, Hashable {
       held.lowerBound == 0, let (added, restLength) = contentRange(of: rest), restLength == length,
       added.lowerBound == held.upperBound, added.upperBound == length
     else { return nil }
-    let storedTag = stored.headers.first("ETag")
-    let restTag = rest.headers.first("ETag")
-    if let storedTag, let restTag {
-      guard !storedTag.hasPrefix("W/"), storedTag == restTag else { return nil }
-    } else {
-      guard storedTag == nil, restTag == nil, let modified = strongLastModified(of: stored),
-        rest.headers.first("Last-Modified") == modified
-      else { return nil }
-    }
+    // The rest carries the stored part's validator in the same field.
+    guard let validator = strongValidator(of: stored),
+      validator == (rest.headers.first("ETag") ?? rest.headers.first("Last-Modified"))
+    else { return nil }
     var combined = rest
     combined.status = 200
     combined.headers.remove("Content-Range")
@@ -448,19 +448,13 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return nil }
     let first = String(spec[..<dash])
     let last = String(spec[spec.index(after: dash)...])
-    func number(_ digits: String) -> Int? {
-      guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), digits.utf8.count <= 18 else {
-        return nil
-      }
-      return Int(digits)
-    }
     if first.isEmpty {
-      guard let suffix = number(last), suffix > 0 else { return nil }
+      guard let suffix = byteOffset(last), suffix > 0 else { return nil }
       return max(0, length - suffix)..<length
     }
-    guard let start = number(first), start < length else { return nil }
+    guard let start = byteOffset(first), start < length else { return nil }
     if last.isEmpty { return start..<length }
-    guard let end = number(last), end >= start else { return nil }
+    guard let end = byteOffset(last), end >= start else { return nil }
     return start..<(min(end, length - 1) + 1)
   }
 
