@@ -286,7 +286,10 @@ let package = Package(
     // The child process of KilnRepositoryNetworkTests' outbox kill test: writes until killed.
     .executableTarget(
       name: "KilnOutboxChild",
-      dependencies: ["KilnRepositoryNetwork", "KilnTesting"],
+      dependencies: [
+        "KilnRepositoryNetwork", "KilnTesting",
+        .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: [postgreSQLTrait])),
+      ],
       path: "Packages/Repository/Tests/KilnOutboxChild"
     ),
     tests(for: "KilnRepositoryTesting", package: "Repository", dependencies: ["KilnRepository", "KilnTesting"]),

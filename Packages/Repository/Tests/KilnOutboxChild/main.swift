@@ -1,8 +1,11 @@
 // The child process of KilnRepositoryNetworkTests' outbox kill test: a repository writing
-// through an outbox on a SQLite file to an origin over HTTP, killed at random moments.
+// through an outbox on a SQLite file (or, with the PostgreSQL trait, in a PostgreSQL table)
+// to an origin over HTTP, killed at random moments.
 //
-//   KilnOutboxChild <outbox.sqlite> <origin base URL> write <first value> <count>
-//   KilnOutboxChild <outbox.sqlite> <origin base URL> drain
+//   KilnOutboxChild <outbox> <origin base URL> write <first value> <count>
+//   KilnOutboxChild <outbox> <origin base URL> drain
+//
+// <outbox> is a SQLite file's path, or `postgres://…#<table>`: a server's URL and a table.
 //
 // `write` attaches (the changes left by an earlier child show again and are sent first),
 // then makes `count` changes over 8 scopes (`s0`…`s7`; change i sets scope i % 8 to
@@ -13,6 +16,10 @@ import Foundation
 import KilnNetwork
 import KilnRepositoryNetwork
 import KilnTesting
+
+#if PostgreSQL
+  import PostgresNIO
+#endif
 
 /// `PUT /counts/<scope>` with the value as JSON.
 struct CountTarget: TargetGroup {
@@ -30,7 +37,19 @@ guard arguments.count >= 4, let baseURL = URL(string: arguments[2]) else {
   FileHandle.standardError.write(Data("usage: KilnOutboxChild <outbox> <base URL> write|drain …\n".utf8))
   exit(2)
 }
-let store = try SQLiteOutboxStore(url: URL(fileURLWithPath: arguments[1]))
+/// The store `argument` names: a SQLite file, or `postgres://…#<table>`.
+func openStore(_ argument: String) async throws -> any OutboxStore {
+  #if PostgreSQL
+    if argument.hasPrefix("postgres"), let table = URLComponents(string: argument)?.fragment {
+      let client = PostgresClient(configuration: try PostgresStore<String, Data>.configuration(url: argument))
+      Task { await client.run() }  // until the process ends
+      return try await PostgresOutboxStore(client: client, table: table)
+    }
+  #endif
+  return try SQLiteOutboxStore(url: URL(fileURLWithPath: argument))
+}
+
+let store = try await openStore(arguments[1])
 // Retries come fast and never run out: the test kills the child, it never gives up.
 let options = OutboxOptions(
   retry: RetryPolicy(maxAttempts: 1_000_000, backoff: .constant(.milliseconds(5)), jitter: .none),

@@ -5,23 +5,49 @@ import Testing
 import _KilnSynchronization
 import _KilnTestServer
 
-/// A child process writes through a repository's outbox (a SQLite file) to an origin with an
-/// idempotency table, and is killed with SIGKILL at a random moment, 50 times; a last child
-/// drains what is left. Every acknowledged change must be applied exactly once, in order per
-/// scope, and nothing else applied twice or invented.
+/// A child process writes through a repository's outbox (a SQLite file; with the PostgreSQL
+/// trait, also a table on the tests' PostgreSQL server) to an origin with an idempotency
+/// table, and is killed with SIGKILL at a random moment, 50 times; a last child drains what is
+/// left. Every acknowledged change must be applied exactly once, in order per scope, and
+/// nothing else applied twice or invented.
 @Suite("Outbox kill test", .serialized, .timeLimit(.minutes(5)))
 struct OutboxKillTests {
   static let kills = 50
   static let writesPerChild = 100
 
-  @Test("50 SIGKILLs of a writing child: every acknowledged change applied exactly once, in order per scope")
-  func killedWriters() async throws {
+  enum Store: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    #if PostgreSQL
+      case postgres
+    #endif
+    var testDescription: String { rawValue }
+
+    /// The child's `<outbox>` argument: a file in `directory`, or a new table on the server.
+    func argument(in directory: URL) throws -> String {
+      switch self {
+      case .sqlite:
+        return directory.appendingPathComponent("outbox.sqlite").path
+      #if PostgreSQL
+        case .postgres:
+          guard let url = ProcessInfo.processInfo.environment["KILN_POSTGRES_URL"], !url.isEmpty else {
+            throw TestError("KILN_POSTGRES_URL is not set: run Scripts/test.sh, which starts a throwaway PostgreSQL")
+          }
+          return "\(url)#kiln_kill_\(String(UInt64.random(in: 1...UInt64.max), radix: 16))"
+      #endif
+      }
+    }
+  }
+
+  @Test(
+    "50 SIGKILLs of a writing child: every acknowledged change applied exactly once, in order per scope",
+    arguments: Store.allCases)
+  func killedWriters(store: Store) async throws {
     let child = try TestExecutable.locate("KilnOutboxChild", environmentVariable: "KILN_OUTBOX_CHILD")
     let origin = IdempotentOrigin()
     origin.state.withLock { $0.latency = 0...5 }
     let server = try await TestServer.start { origin.handle($0) }
     try await withTemporaryDirectory { directory in
-      let outbox = directory.appendingPathComponent("outbox.sqlite").path
+      let outbox = try store.argument(in: directory)
       let baseURL = server.baseURL.absoluteString
       var generator = SeededRandomNumberGenerator(seed: TestSeed.current)
       var acknowledged: [(scope: String, value: Int)] = []

@@ -20,9 +20,10 @@ enum OutboxEnvelope {
   /// The largest channel name, in bytes of UTF-8.
   static let maximumChannelLength = 255
 
-  /// Whether `channel` can name a channel: 1 to 255 bytes of UTF-8.
+  /// Whether `channel` can name a channel: 1 to 255 bytes of UTF-8, without NUL (which a
+  /// PostgreSQL `text` cannot hold).
   static func isValid(channel: String) -> Bool {
-    (1...maximumChannelLength).contains(channel.utf8.count)
+    (1...maximumChannelLength).contains(channel.utf8.count) && !channel.utf8.contains(0)
   }
 
   /// The envelope of `record`.
@@ -80,6 +81,22 @@ enum OutboxEnvelope {
         OutboxRecord(
           channel: channel, scope: parts[1], param: parts[2], change: parts[3], idempotencyKey: key,
           enqueuedAt: Date(timeIntervalSinceReferenceDate: enqueuedAt)))
+    }
+  }
+
+  /// An entry as a store read it: its envelope checked, and checked against the columns
+  /// stored beside it (a store keeps channel, scope and param apart to select and report on).
+  static func load(
+    sequence: UInt64, channel: String?, scope: Data, param: Data, record: Data, attempts: Int, lastError: String?
+  ) -> OutboxLoad {
+    switch decode(record) {
+    case .success(let decoded) where decoded.channel == channel && decoded.scope == scope && decoded.param == param:
+      return .entry(OutboxEntry(sequence: sequence, record: decoded, attempts: attempts, lastError: lastError))
+    case .success:
+      return .damaged(
+        OutboxDamage(sequence: sequence, channel: channel, param: param, reason: Damage.columnsDisagree.description))
+    case .failure(let damage):
+      return .damaged(OutboxDamage(sequence: sequence, channel: channel, param: param, reason: damage.description))
     }
   }
 

@@ -26,7 +26,8 @@ public import Foundation
 ///   returns the stored entry's sequence, so a caller that does not know whether its append
 ///   committed (a timeout) may append again without making a second write.
 ///
-/// ``SQLiteOutboxStore`` is durable and the default; ``MemoryOutboxStore`` is for tests.
+/// ``SQLiteOutboxStore`` is durable and the default; `PostgresOutboxStore` (the `PostgreSQL`
+/// trait) keeps a server's entries in its database; ``MemoryOutboxStore`` is for tests.
 public protocol OutboxStore: Sendable {
   /// Appends `record` in one atomic, durable write.
   ///
@@ -72,7 +73,7 @@ public protocol OutboxStore: Sendable {
 /// encoded.
 public struct OutboxRecord: Hashable, Sendable {
   /// The name of the owner that encodes, applies and sends this record (one per repository);
-  /// at most 255 bytes of UTF-8.
+  /// 1 to 255 bytes of UTF-8, without NUL.
   public var channel: String
 
   /// What orders this record: records of one channel and scope are sent one at a time, in
@@ -94,7 +95,7 @@ public struct OutboxRecord: Hashable, Sendable {
   /// Creates a record.
   ///
   /// - Parameters:
-  ///   - channel: The owner's name; at most 255 bytes of UTF-8.
+  ///   - channel: The owner's name; 1 to 255 bytes of UTF-8, without NUL.
   ///   - scope: What orders the record among others of its channel.
   ///   - param: The encoded param.
   ///   - change: The encoded change.
@@ -223,7 +224,7 @@ public enum OutboxStoreError: Error, Sendable, CustomStringConvertible {
   /// The record, encoded, is larger than the store accepts.
   case recordTooLarge(size: Int, limit: Int)
 
-  /// A record's channel is empty or longer than 255 bytes of UTF-8.
+  /// A record's channel is empty, longer than 255 bytes of UTF-8, or holds a NUL.
   case invalidChannel(String)
 
   /// No entry has this sequence number: it was removed or quarantined.
@@ -236,7 +237,8 @@ public enum OutboxStoreError: Error, Sendable, CustomStringConvertible {
   /// The store was closed.
   case closed
 
-  /// The store itself failed (for ``SQLiteOutboxStore``, a ``SQLiteStoreError``).
+  /// The store itself failed (for ``SQLiteOutboxStore``, a ``SQLiteStoreError``; for
+  /// `PostgresOutboxStore`, a `PostgresStoreError`).
   case failed(any Error)
 
   public var description: String {

@@ -354,25 +354,12 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
   /// The columns ``load(_:)`` reads, in its order.
   private static let entryColumns = "seq, channel, scope, param, record, attempts, last_error"
 
-  /// The row `select` stands on (``entryColumns``): its envelope checked, and checked against
-  /// the columns stored beside it.
+  /// The row `select` stands on (``entryColumns``), checked.
   static func load(_ select: SQLiteStatement) -> OutboxLoad {
-    let sequence = UInt64(bitPattern: select.int64(at: 0))
-    let channel = select.text(at: 1)
-    let param = select.data(at: 3)
-    switch OutboxEnvelope.decode(select.data(at: 4)) {
-    case .success(let decoded)
-    where decoded.channel == channel && decoded.scope == select.data(at: 2) && decoded.param == param:
-      return .entry(
-        OutboxEntry(sequence: sequence, record: decoded, attempts: select.int(at: 5), lastError: select.text(at: 6)))
-    case .success:
-      return .damaged(
-        OutboxDamage(
-          sequence: sequence, channel: channel, param: param,
-          reason: OutboxEnvelope.Damage.columnsDisagree.description))
-    case .failure(let damage):
-      return .damaged(OutboxDamage(sequence: sequence, channel: channel, param: param, reason: damage.description))
-    }
+    OutboxEnvelope.load(
+      sequence: UInt64(bitPattern: select.int64(at: 0)), channel: select.text(at: 1), scope: select.data(at: 2),
+      param: select.data(at: 3), record: select.data(at: 4), attempts: select.int(at: 5),
+      lastError: select.text(at: 6))
   }
 
   /// Runs `body`, reporting SQLite's errors as the outbox's.

@@ -80,8 +80,8 @@
     /// How single-flight calls ended: see ``singleFlightStatistics``.
     let flightCounters = AtomicCounters<PostgresSingleFlightCounter>()
     let sql: Statements
-    /// The deadlines of the operations in flight, or `nil` without an ``operationTimeout``.
-    let deadlines: OperationDeadlines?
+    /// Runs the store's statements within ``operationTimeout``.
+    let operations: PostgresOperations
 
     /// Opens the store's table on `client`, creating it (and its lease table) when missing.
     ///
@@ -122,7 +122,7 @@
       self.entryLifetime = entryLifetime
       self.sweepInterval = sweepInterval
       self.operationTimeout = operationTimeout
-      deadlines = operationTimeout.map { OperationDeadlines(limit: $0, clock: clock) }
+      operations = PostgresOperations(client: client, operationTimeout: operationTimeout, clock: clock)
       self.keyCodec = keyCodec
       self.valueCodec = valueCodec
       self.now = now
@@ -130,7 +130,7 @@
       node = String(UInt64.random(in: 1...UInt64.max), radix: 16)
       sql = Statements(table: table)
       try await perform { [sql, table] connection in
-        try await Self.inTransaction(on: connection) {
+        try await PostgresOperations.inTransaction(on: connection) {
           for statement in sql.createSchema {
             _ = try await LeasedStatement.run(statement, on: connection)
           }
@@ -154,23 +154,6 @@
           _ = try await LeasedStatement.run(sql.createIndex, on: connection)
         }
       }
-    }
-
-    /// Runs `body` between `BEGIN` and `COMMIT` on `connection`; rolls back when it throws.
-    private static func inTransaction(
-      on connection: PostgresConnection, _ body: () async throws -> Void
-    ) async throws {
-      _ = try await LeasedStatement.run("BEGIN", on: connection)
-      do {
-        try await body()
-      } catch {
-        // A lost connection rolled the transaction back on the server already.
-        if !LeasedStatement.isConnectionLoss(error) {
-          _ = try? await LeasedStatement.run("ROLLBACK", on: connection)
-        }
-        throw error
-      }
-      _ = try await LeasedStatement.run("COMMIT", on: connection)
     }
 
     static var logger: Logger { postgresStoreLogger }
@@ -354,67 +337,12 @@
       do { return try valueCodec.encode(value) } catch { throw PostgresStoreError.valueEncodingFailed(error) }
     }
 
-    /// Runs `body` on a connection of the pool, within ``operationTimeout`` when there is
-    /// one, mapping postgres-nio's errors to ``PostgresStoreError``. `body` sends its
-    /// statements with ``LeasedStatement/run(_:on:)``.
-    ///
-    /// The time limit bounds the call even when a statement does not end on cancellation (one
-    /// blocked on the server, or one whose answer never comes): at the limit (see
-    /// ``OperationDeadlines``), a wait for a connection ends and the connection of the
-    /// statement in flight is closed, which fails the statement (see ``OperationLease``). The
-    /// caller's cancellation ends a wait for a connection at once; a statement already sent is
-    /// awaited (milliseconds, or until the limit). A statement whose
-    /// connection closed before it answered (the server ended the session, or restarted) is
-    /// sent again on another connection, up to ``maximumAttempts`` connections in all, within
-    /// the same time limit: every statement of the store is idempotent.
+    /// Runs `body` on a connection of the pool, within ``operationTimeout``: see
+    /// ``PostgresOperations/perform(_:)``.
     func perform<Result: Sendable>(
       _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-      let lease = OperationLease()
-      let deadline = deadlines?.arm(lease.expire)
-      defer { if let deadline { deadlines?.disarm(deadline) } }
-      do {
-        return try await Self.withRetries(on: client, lease, body)
-      } catch {
-        // Whatever failed once the limit passed failed because of it (its connection closed).
-        if lease.isExpired && !(error is CancellationError) { throw PostgresStoreError.timedOut }
-        throw PostgresStoreError.mapping(error)
-      }
-    }
-
-    /// How many connections one operation tries when they close under it.
-    static var maximumAttempts: Int { 3 }
-
-    /// A statement's connection closed before it answered; `error` says how.
-    private struct ConnectionLost: Error {
-      var error: any Error
-    }
-
-    /// Runs `body` on a connection leased through `lease`, and again on another one when the
-    /// connection closes before `body` finished.
-    private static func withRetries<Result: Sendable>(
-      on client: PostgresClient,
-      _ lease: OperationLease,
-      _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
-    ) async throws -> Result {
-      var attempt = 1
-      while true {
-        do {
-          return try await lease.withConnection(from: client) { connection in
-            do {
-              return try await body(connection)
-            } catch  where LeasedStatement.isConnectionLoss(error) && !lease.isExpired {
-              // Given back only once closed, so that the pool knows and never leases it again.
-              try? await connection.close()
-              throw ConnectionLost(error: error)
-            }
-          }
-        } catch let lost as ConnectionLost {
-          guard attempt < maximumAttempts, !lease.isExpired else { throw lost.error }
-          try Task.checkCancellation()
-          attempt += 1
-        }
-      }
+      try await operations.perform(body)
     }
   }
 

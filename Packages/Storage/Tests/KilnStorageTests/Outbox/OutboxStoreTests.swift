@@ -5,12 +5,16 @@ import Testing
 
 @testable import KilnStorage
 
-/// The behaviour every ``OutboxStore`` promises, run against both stores, then what only the
-/// SQLite store can show: reopening, damaged bytes on disk, a full database, sharing a file.
+/// The behaviour every ``OutboxStore`` promises, run against every store (PostgreSQL's with the
+/// `PostgreSQL` trait), then what only the SQLite store can show: reopening, damaged bytes on
+/// disk, a full database, sharing a file. `PostgresOutboxStoreTests` has PostgreSQL's own.
 @Suite("Outbox stores", .timeLimit(.minutes(2)))
 struct OutboxStoreTests {
   enum Kind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case memory, sqlite
+    #if PostgreSQL
+      case postgres
+    #endif
     var testDescription: String { rawValue }
   }
 
@@ -23,6 +27,12 @@ struct OutboxStoreTests {
       try await withTemporaryDirectory { directory in
         try await body(try SQLiteOutboxStore(url: directory.appendingPathComponent("outbox.sqlite")))
       }
+    #if PostgreSQL
+      case .postgres:
+        try await PostgresTestDatabase.withClient { client in
+          try await body(try await PostgresOutboxStore(client: client, table: PostgresTestDatabase.tableName()))
+        }
+    #endif
     }
   }
 
@@ -191,7 +201,7 @@ struct OutboxStoreTests {
   @Test("an empty or over-long channel is refused and nothing is written", arguments: Kind.allCases)
   func invalidChannel(kind: Kind) async throws {
     try await Self.withStore(kind) { store in
-      for channel in ["", String(repeating: "c", count: 256)] {
+      for channel in ["", String(repeating: "c", count: 256), "no\0tes"] {
         let error = await #expect(throws: OutboxStoreError.self) {
           _ = try await store.append(Self.record("a", "1", channel: channel))
         }

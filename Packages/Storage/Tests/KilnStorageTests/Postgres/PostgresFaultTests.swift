@@ -168,32 +168,6 @@
       }
     }
 
-    /// Holds an `ACCESS EXCLUSIVE` lock on `table` (reads and writes wait) while `body` runs.
-    private func whileLocked(_ table: String, _ body: () async throws -> Void) async throws {
-      try await PostgresTestDatabase.withClient { locker in
-        let locked = Gate()
-        let unlock = Gate()
-        let holder = Task {
-          try await locker.withTransaction(logger: Logger(label: "test")) { connection in
-            try await connection.query(
-              "LOCK TABLE \(unescaped: table) IN ACCESS EXCLUSIVE MODE", logger: Logger(label: "test"))
-            locked.open()
-            try await unlock.wait()
-          }
-        }
-        try await locked.wait()
-        do {
-          try await body()
-        } catch {
-          unlock.open()
-          _ = try? await holder.value
-          throw error
-        }
-        unlock.open()
-        try await holder.value
-      }
-    }
-
     @Test("a statement timeout is a typed error, and the timed-out write is not committed", .timeLimit(.minutes(2)))
     func statementTimeout() async throws {
       let table = PostgresTestDatabase.tableName()
@@ -203,7 +177,7 @@
       }
       try await PostgresTestDatabase.withClient(configure: shortStatements) { client in
         let store = try await PostgresStore<String, String>(client: client, table: table)
-        try await whileLocked(table) {
+        try await PostgresTestDatabase.whileLocked(table) {
           await #expect {
             try await store.setValue("blocked", forKey: "k", expiresAt: nil)
           } throws: { Self.isTimeout($0) }
@@ -224,7 +198,7 @@
       let table = PostgresTestDatabase.tableName()
       try await PostgresTestDatabase.withClient { client in
         let store = try await PostgresStore<String, String>(client: client, table: table, operationTimeout: .seconds(1))
-        try await whileLocked(table) {
+        try await PostgresTestDatabase.whileLocked(table) {
           // The lock is held until this closure returns: only the store's own limit ends these.
           let started = ContinuousClock.now
           await #expect {

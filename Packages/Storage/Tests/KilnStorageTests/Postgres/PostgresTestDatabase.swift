@@ -46,6 +46,32 @@
       }
     }
 
+    /// Holds an `ACCESS EXCLUSIVE` lock on `table` (reads and writes wait) while `body` runs.
+    static func whileLocked(_ table: String, _ body: () async throws -> Void) async throws {
+      try await withClient { locker in
+        let locked = Gate()
+        let unlock = Gate()
+        let holder = Task {
+          try await locker.withTransaction(logger: Logger(label: "test")) { connection in
+            try await connection.query(
+              "LOCK TABLE \(unescaped: table) IN ACCESS EXCLUSIVE MODE", logger: Logger(label: "test"))
+            locked.open()
+            try await unlock.wait()
+          }
+        }
+        try await locked.wait()
+        do {
+          try await body()
+        } catch {
+          unlock.open()
+          _ = try? await holder.value
+          throw error
+        }
+        unlock.open()
+        try await holder.value
+      }
+    }
+
     /// The repository's root, for `Scripts/lib/postgres.sh`.
     static var repositoryRoot: URL {
       var url = URL(fileURLWithPath: #filePath)

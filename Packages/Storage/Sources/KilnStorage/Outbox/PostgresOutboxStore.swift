@@ -1,0 +1,381 @@
+#if PostgreSQL
+  public import Foundation
+  public import PostgresNIO
+  import _KilnSynchronization
+
+  /// An ``OutboxStore`` in a PostgreSQL table: for a server whose writes to other services
+  /// must survive its own restart, or a machine that has no disk of its own to keep them on.
+  ///
+  /// ```swift
+  /// let client = PostgresClient(configuration: configuration)   // postgres-nio's pool
+  /// async let _ = client.run()                                  // you own its lifecycle
+  /// let store = try await PostgresOutboxStore(client: client, table: "orders_outbox")
+  /// let outbox = try await Outbox.open(store)
+  /// ```
+  ///
+  /// The table (created when missing) holds one row per entry: its sequence (an identity
+  /// column, so never reused), channel, scope, param, idempotency key and record, in the
+  /// checksummed envelope that ``SQLiteOutboxStore`` keeps too, with the attempts and last
+  /// error. Quarantined entries move to `<table>_quarantine`. Every value is a bound
+  /// parameter; only the validated table name is part of the SQL text.
+  ///
+  /// What it adds to the protocol's promises:
+  /// - **Every call is one statement**, committed when it returns (a `SELECT 1` after it on
+  ///   the same connection proves the commit, as for ``PostgresStore``).
+  /// - **Idempotency keys are unique in the table**, so the same record appended through two
+  ///   instances, two processes or two machines at once is stored once: each gets the one
+  ///   entry's sequence.
+  /// - **A connection lost under a call** (the server restarted, a session ended) sends the
+  ///   statement again on another connection, within ``operationTimeout``: every statement
+  ///   is idempotent (an append finds its own row by its key), so nothing is written twice.
+  /// - **Calls are not cancelled** by the caller's task: a write the user made is completed
+  ///   (or fails) within ``operationTimeout``, as ``SQLiteOutboxStore``'s are.
+  ///
+  /// Sequences come from a PostgreSQL sequence: they grow, but appends made at the same
+  /// moment through two connections may commit in the other order. The ``Outbox`` appends
+  /// one record at a time, so its entries keep their order; one outbox per table.
+  ///
+  /// Errors: a full disk on the server (SQLSTATE `53100`) is
+  /// ``OutboxStoreError/storageFull``; a record over ``maximumRecordBytes`` is
+  /// ``OutboxStoreError/recordTooLarge(size:limit:)``; the rest is
+  /// ``OutboxStoreError/failed(_:)`` with a ``PostgresStoreError`` (see
+  /// ``PostgresStoreError/isOutcomeUnknown``: an append that failed that way may be appended
+  /// again, and is stored once).
+  ///
+  /// - Important: The store does not own the `PostgresClient`: run the client for as long as
+  ///   the store is used.
+  public final class PostgresOutboxStore: OutboxStore, Sendable {
+    /// The connection pool the store runs its statements on.
+    public let client: PostgresClient
+
+    /// The table of the entries; quarantined ones are in `<table>_quarantine`.
+    public let table: String
+
+    /// How long one call may take before it fails with ``PostgresStoreError/timedOut``;
+    /// `nil` for no limit but the server's.
+    public let operationTimeout: Duration?
+
+    /// The largest record, encoded, that an append or a replace accepts.
+    public let maximumRecordBytes: Int
+
+    /// The ``maximumRecordBytes`` of a store that is not given one: 64 MiB.
+    public static var defaultMaximumRecordBytes: Int { 64 << 20 }
+
+    /// The version of the table layout this store reads and writes.
+    public static var schemaVersion: Int { 1 }
+
+    private let operations: PostgresOperations
+    private let now: @Sendable () -> Date
+    private let isClosed = KilnMutex(false)
+    private let entries: String
+    private let quarantine: String
+
+    /// The columns an outbox table must have, with their `information_schema` types.
+    static let expectedColumns: [(String, String)] = [
+      ("seq", "bigint"), ("channel", "text"), ("scope", "bytea"), ("param", "bytea"), ("idem_key", "bytea"),
+      ("record", "bytea"), ("attempts", "integer"), ("last_error", "text"),
+    ]
+
+    /// Opens the outbox table on `client`, creating it (and its quarantine table) when missing.
+    ///
+    /// - Parameters:
+    ///   - client: A running postgres-nio client; the store does not close it.
+    ///   - table: The entries' table: letters, digits and `_`, at most 48 characters;
+    ///     `kiln_outbox` by default.
+    ///   - operationTimeout: A time limit for each call on `clock`; 10 seconds by default,
+    ///     `nil` for none.
+    ///   - maximumRecordBytes: The largest encoded record accepted; 64 MiB by default.
+    ///   - now: The wall clock that dates quarantines.
+    ///   - clock: The clock of the time limits.
+    /// - Throws: ``PostgresStoreError/invalidTableName(_:)``,
+    ///   ``PostgresStoreError/incompatibleTable(table:reason:)`` when the table exists with
+    ///   another layout or a newer schema version (it is left as it is),
+    ///   ``PostgresStoreError/connectionFailed(_:)`` when the server cannot be reached.
+    public init(
+      client: PostgresClient,
+      table: String = "kiln_outbox",
+      operationTimeout: Duration? = PostgresStore<String, Data>.defaultOperationTimeout,
+      maximumRecordBytes: Int = defaultMaximumRecordBytes,
+      now: @escaping @Sendable () -> Date = Date.init,
+      clock: any Clock<Duration> = ContinuousClock()
+    ) async throws(PostgresStoreError) {
+      guard isPlainSQLIdentifier(table, maximumLength: 48) else { throw .invalidTableName(table) }
+      precondition(maximumRecordBytes > 0, "PostgresOutboxStore: maximumRecordBytes must be positive")
+      self.client = client
+      self.table = table
+      self.operationTimeout = operationTimeout
+      self.maximumRecordBytes = maximumRecordBytes
+      self.now = now
+      operations = PostgresOperations(client: client, operationTimeout: operationTimeout, clock: clock)
+      entries = "\"\(table)\""
+      quarantine = "\"\(table)_quarantine\""
+      let (entries, quarantine) = (entries, quarantine)
+      do {
+        try await operations.perform { connection in
+          try await PostgresOperations.inTransaction(on: connection) {
+            try await Self.createSchema(table: table, entries: entries, quarantine: quarantine, on: connection)
+          }
+        }
+      } catch {
+        throw error as? PostgresStoreError ?? .connectionFailed(String(describing: error))
+      }
+    }
+
+    private static func createSchema(
+      table: String, entries: String, quarantine: String, on connection: PostgresConnection
+    ) async throws {
+      let statements: [PostgresQuery] = [
+        // Concurrent CREATE TABLE IF NOT EXISTS can collide; one transaction at a time.
+        "SELECT pg_advisory_xact_lock(7402319873)",
+        """
+        CREATE TABLE IF NOT EXISTS kiln_store_schema (
+          table_name text PRIMARY KEY, version integer NOT NULL, created_at timestamptz NOT NULL DEFAULT now())
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS \(unescaped: entries) (
+          seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, channel text NOT NULL, scope bytea NOT NULL,
+          param bytea NOT NULL, idem_key bytea NOT NULL, record bytea NOT NULL,
+          attempts integer NOT NULL DEFAULT 0, last_error text)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS \(unescaped: quarantine) (
+          id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, seq bigint NOT NULL, channel text, param bytea,
+          record bytea NOT NULL, reason text NOT NULL, quarantined_at timestamptz NOT NULL)
+        """,
+      ]
+      for statement in statements { _ = try await LeasedStatement.run(statement, on: connection) }
+      var recorded = schemaVersion
+      let version = Int32(schemaVersion)
+      let versions = try await LeasedStatement.run(
+        """
+        INSERT INTO kiln_store_schema (table_name, version) VALUES (\(table), \(version))
+        ON CONFLICT (table_name) DO UPDATE SET table_name = EXCLUDED.table_name RETURNING version
+        """, on: connection)
+      for row in versions.rows { recorded = Int(try row.decode(Int32.self)) }
+      guard recorded <= schemaVersion else {
+        throw PostgresStoreError.incompatibleTable(
+          table: table, reason: "schema version \(recorded) is newer than \(schemaVersion)")
+      }
+      var columns: [String: String] = [:]
+      let described = try await LeasedStatement.run(
+        """
+        SELECT column_name::text, data_type::text FROM information_schema.columns
+        WHERE table_schema = current_schema() AND table_name = \(table)
+        """, on: connection)
+      for row in described.rows {
+        let (name, type) = try row.decode((String, String).self)
+        columns[name] = type
+      }
+      for (name, type) in expectedColumns where columns[name] != type {
+        throw PostgresStoreError.incompatibleTable(
+          table: table, reason: "column \(name) is \(columns[name] ?? "missing"), not \(type)")
+      }
+      // Created once the columns are checked: a foreign table is left untouched.
+      _ = try await LeasedStatement.run(
+        "CREATE UNIQUE INDEX IF NOT EXISTS \(unescaped: "\"\(table)_idem_key\"") ON \(unescaped: entries) (idem_key)",
+        on: connection)
+    }
+
+    // MARK: - Writing
+
+    public func append(_ record: OutboxRecord) async throws(OutboxStoreError) -> UInt64 {
+      let envelope = try encode(record)
+      let insert: PostgresQuery = """
+        WITH inserted AS (
+          INSERT INTO \(unescaped: entries) (channel, scope, param, idem_key, record)
+          VALUES (\(record.channel), \(ByteBuffer(bytes: record.scope)), \(ByteBuffer(bytes: record.param)),
+            \(ByteBuffer(bytes: record.idempotencyKey.bytes)), \(ByteBuffer(bytes: envelope)))
+          ON CONFLICT (idem_key) DO NOTHING RETURNING seq)
+        SELECT seq, NULL::bytea FROM inserted
+        UNION ALL
+        SELECT seq, record FROM \(unescaped: entries)
+        WHERE idem_key = \(ByteBuffer(bytes: record.idempotencyKey.bytes)) AND NOT EXISTS (SELECT 1 FROM inserted)
+        """
+      // A row with the key that committed after the statement's snapshot, or was removed in
+      // between, leaves no row to answer with: the statement runs again and sees it settled.
+      for _ in 0..<3 {
+        let found = try await write { connection -> (Int64, ByteBuffer?)? in
+          var found: (Int64, ByteBuffer?)?
+          for row in try await LeasedStatement.run(insert, on: connection, confirmingCommit: true).rows {
+            found = try row.decode((Int64, ByteBuffer?).self)
+          }
+          return found
+        }
+        guard let (sequence, stored) = found else { continue }
+        // Inserted, or the same write appended again (a retry after an unknown outcome).
+        guard let stored, Data(stored.readableBytesView) != envelope else { return UInt64(sequence) }
+        throw .keyConflict(record.idempotencyKey)
+      }
+      throw .failed(
+        PostgresStoreError.server(code: "40001", message: "the idempotency key's row kept changing under the append"))
+    }
+
+    public func replace(_ sequence: UInt64, with record: OutboxRecord) async throws(OutboxStoreError) {
+      let envelope = try encode(record)
+      let update: PostgresQuery = """
+        UPDATE \(unescaped: entries) SET channel = \(record.channel), scope = \(ByteBuffer(bytes: record.scope)),
+          param = \(ByteBuffer(bytes: record.param)), idem_key = \(ByteBuffer(bytes: record.idempotencyKey.bytes)),
+          record = \(ByteBuffer(bytes: envelope)), attempts = 0, last_error = NULL
+        WHERE seq = \(Int64(bitPattern: sequence)) RETURNING seq
+        """
+      let updated: Bool
+      do {
+        updated = try await write { connection in
+          try await LeasedStatement.run(update, on: connection, confirmingCommit: true).rows.count == 1
+        }
+      } catch {
+        // Another entry holds the key (the table's unique index refused it).
+        if case .failed(let cause) = error, case .server(code: "23505", _)? = cause as? PostgresStoreError {
+          throw .keyConflict(record.idempotencyKey)
+        }
+        throw error
+      }
+      guard updated else { throw .notFound(sequence: sequence) }
+    }
+
+    public func remove(_ sequences: [UInt64]) async throws(OutboxStoreError) {
+      guard !sequences.isEmpty else { return }
+      let delete: PostgresQuery =
+        "DELETE FROM \(unescaped: entries) WHERE seq = ANY(\(sequences.map { Int64(bitPattern: $0) }))"
+      _ = try await write { connection in
+        try await LeasedStatement.run(delete, on: connection, confirmingCommit: true).rows.count
+      }
+    }
+
+    public func recordFailure(_ sequence: UInt64, attempts: Int, error message: String) async throws(OutboxStoreError) {
+      let update: PostgresQuery = """
+        UPDATE \(unescaped: entries) SET attempts = \(Int32(clamping: attempts)), last_error = \(Self.text(message))
+        WHERE seq = \(Int64(bitPattern: sequence)) RETURNING seq
+        """
+      let updated = try await write { connection in
+        try await LeasedStatement.run(update, on: connection, confirmingCommit: true).rows.count == 1
+      }
+      guard updated else { throw .notFound(sequence: sequence) }
+    }
+
+    public func quarantine(_ sequence: UInt64, reason: String) async throws(OutboxStoreError) {
+      let sequence = Int64(bitPattern: sequence)
+      let move: PostgresQuery = """
+        WITH moved AS (
+          DELETE FROM \(unescaped: entries) WHERE seq = \(sequence) RETURNING seq, channel, param, record)
+        INSERT INTO \(unescaped: quarantine) (seq, channel, param, record, reason, quarantined_at)
+        SELECT seq, channel, param, record, \(Self.text(reason)), \(now()) FROM moved RETURNING seq
+        """
+      let check: PostgresQuery = "SELECT 1 FROM \(unescaped: quarantine) WHERE seq = \(sequence)"
+      let attempts = KilnMutex(0)
+      let moved = try await write { connection in
+        let attempt = attempts.withLock { count in
+          count += 1
+          return count
+        }
+        if try await LeasedStatement.run(move, on: connection, confirmingCommit: true).rows.count == 1 { return true }
+        // Sent again after its connection closed: the first may have committed the move.
+        guard attempt > 1 else { return false }
+        return try await LeasedStatement.run(check, on: connection).rows.count > 0
+      }
+      guard moved else { throw .notFound(sequence: UInt64(bitPattern: sequence)) }
+    }
+
+    // MARK: - Reading
+
+    public func loadAll() async throws(OutboxStoreError) -> [OutboxLoad] {
+      let select: PostgresQuery = """
+        SELECT seq, channel, scope, param, record, attempts, last_error FROM \(unescaped: entries) ORDER BY seq
+        """
+      return try await read { connection in
+        var loads: [OutboxLoad] = []
+        for row in try await LeasedStatement.run(select, on: connection).rows {
+          let (sequence, channel, scope, param, record, attempts, lastError) = try row.decode(
+            (Int64, String, ByteBuffer, ByteBuffer, ByteBuffer, Int32, String?).self)
+          loads.append(
+            OutboxEnvelope.load(
+              sequence: UInt64(bitPattern: sequence), channel: channel, scope: Data(scope.readableBytesView),
+              param: Data(param.readableBytesView), record: Data(record.readableBytesView), attempts: Int(attempts),
+              lastError: lastError))
+        }
+        return loads
+      }
+    }
+
+    public func quarantined() async throws(OutboxStoreError) -> [OutboxQuarantined] {
+      let select: PostgresQuery = """
+        SELECT seq, channel, param, record, reason, quarantined_at FROM \(unescaped: quarantine) ORDER BY id
+        """
+      return try await read { connection in
+        var quarantined: [OutboxQuarantined] = []
+        for row in try await LeasedStatement.run(select, on: connection).rows {
+          let (sequence, channel, param, record, reason, date) = try row.decode(
+            (Int64, String?, ByteBuffer?, ByteBuffer, String, Date).self)
+          quarantined.append(
+            OutboxQuarantined(
+              sequence: UInt64(bitPattern: sequence), channel: channel, param: param.map { Data($0.readableBytesView) },
+              storedBytes: Data(record.readableBytesView), reason: reason, quarantinedAt: date))
+        }
+        return quarantined
+      }
+    }
+
+    /// Closes the store: every later call throws ``OutboxStoreError/closed``. The client stays
+    /// open (the store does not own it).
+    public func close() async {
+      isClosed.withLock { $0 = true }
+    }
+
+    // MARK: - Internal
+
+    /// The envelope of `record`, within ``maximumRecordBytes``.
+    private func encode(_ record: OutboxRecord) throws(OutboxStoreError) -> Data {
+      let envelope = try OutboxEnvelope.encode(record)
+      guard envelope.count <= maximumRecordBytes else {
+        throw .recordTooLarge(size: envelope.count, limit: maximumRecordBytes)
+      }
+      return envelope
+    }
+
+    /// `text` as PostgreSQL takes it: a `text` value cannot hold a NUL character.
+    private static func text(_ text: String) -> String {
+      text.contains("\0") ? text.replacingOccurrences(of: "\0", with: "\u{FFFD}") : text
+    }
+
+    /// Runs a write: in a task of its own, so that the caller's cancellation does not drop
+    /// it half-way; it ends within ``operationTimeout``.
+    private func write<Result: Sendable>(
+      _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws(OutboxStoreError) -> Result {
+      guard !isClosed.withLock({ $0 }) else { throw .closed }
+      let operations = operations
+      let result = await Task { () async -> Swift.Result<Result, any Error> in
+        do { return .success(try await operations.perform(body)) } catch { return .failure(error) }
+      }.value
+      return try Self.mapped(result)
+    }
+
+    /// Runs a read; the caller's cancellation ends it.
+    private func read<Result: Sendable>(
+      _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws(OutboxStoreError) -> Result {
+      guard !isClosed.withLock({ $0 }) else { throw .closed }
+      do {
+        return try await operations.perform(body)
+      } catch {
+        throw Self.outboxError(error)
+      }
+    }
+
+    private static func mapped<Result>(_ result: Swift.Result<Result, any Error>) throws(OutboxStoreError) -> Result {
+      switch result {
+      case .success(let value): return value
+      case .failure(let error): throw outboxError(error)
+      }
+    }
+
+    /// What `error`, from ``PostgresOperations/perform(_:)``, is as an outbox error.
+    static func outboxError(_ error: any Error) -> OutboxStoreError {
+      switch error {
+      case let error as OutboxStoreError: error
+      case PostgresStoreError.server(code: "53100", _): .storageFull
+      default: .failed(error)
+      }
+    }
+  }
+#endif
