@@ -131,6 +131,17 @@ enum OutboxDemo {
     }
     let keys = lines.filter { $0.hasPrefix("ack ") }.map { String($0.split(separator: " ")[2]) }
     print("   the app, offline, renamed \(keys.count) notes: each shown at once, durable when mutate returned")
+    // One outbox sends a file's entries: a second one, while the app runs, is refused.
+    let second = try SQLiteOutboxStore(url: URL(fileURLWithPath: path))
+    do {
+      _ = try await Outbox.open(second)
+      check(false, "a second outbox on the app's file should be refused")
+    } catch {
+      guard case .storeInUse(let holder) = error else { throw error }
+      check(holder == "process \(app.processIdentifier)", "the refusal names the app: \(holder)")
+      print("   a second outbox on that file is refused while the app sends it (held by \(holder))")
+    }
+    await second.close()
     kill(app.processIdentifier, SIGKILL)
     app.waitUntilExit()
     print("   the origin is unreachable, so the app paused sending; then it was killed (SIGKILL)")

@@ -54,7 +54,20 @@ let store = try await openStore(arguments[1])
 let options = OutboxOptions(
   retry: RetryPolicy(maxAttempts: 1_000_000, backoff: .constant(.milliseconds(5)), jitter: .none),
   maxConcurrentSends: 4, probeInterval: .milliseconds(20))
-let outbox = try await Outbox.open(store, options: options)
+/// The outbox of `store`, once the killed child's sender lock is free: the system frees a
+/// file's at once, the server a session's once it sees the connection gone.
+func openOutbox() async throws -> Outbox {
+  let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+  while true {
+    do {
+      return try await Outbox.open(store, options: options)
+    } catch {
+      guard case .storeInUse = error, ContinuousClock.now < deadline else { throw error }
+      try await Task.sleep(for: .milliseconds(20))
+    }
+  }
+}
+let outbox = try await openOutbox()
 let repository = Repository<String, Int>()
 let mutator = HTTPMutator<String, Int, Int, CountTarget>(
   handler: NetworkHandler(transport: URLSessionTransport(), retryPolicy: .never),

@@ -647,6 +647,37 @@ struct WritesTests {
     }
   }
 
+  @Test("one outbox per store: a second open is refused and names the holder, until the first closes")
+  func oneOutboxPerStore() async throws {
+    try await withTemporaryDirectory { directory in
+      let url = directory.appendingPathComponent("outbox.sqlite")
+      let first = try await Outbox.open(try SQLiteOutboxStore(url: url), clock: clock, options: Self.options)
+      for store in [try SQLiteOutboxStore(url: url), first.store] as [any OutboxStore] {
+        var refusal: OutboxError?
+        do throws(OutboxError) {
+          _ = try await Outbox.open(store, clock: clock, options: Self.options)
+        } catch {
+          refusal = error
+        }
+        guard case .storeInUse(let holder)? = refusal else {
+          Issue.record("expected storeInUse, got \(String(describing: refusal))")
+          return
+        }
+        #expect(holder == "process \(getpid()) (this one)")
+        #expect(refusal?.description.contains("another outbox sends this store's entries") == true)
+      }
+      await first.close()
+      let second = try await Outbox.open(try SQLiteOutboxStore(url: url), clock: clock, options: Self.options)
+      await second.close()
+      // A memory store allows one outbox too.
+      let memory = MemoryOutboxStore()
+      let third = try await Outbox.open(memory, clock: clock, options: Self.options)
+      await #expect(throws: OutboxError.self) { _ = try await Outbox.open(memory, clock: clock, options: Self.options) }
+      await third.close()
+      _ = try await Outbox.open(memory, clock: clock, options: Self.options)
+    }
+  }
+
   @Test("a full store is a typed error, and the change is not shown")
   func storageFull() async throws {
     try await withTemporaryDirectory { directory in

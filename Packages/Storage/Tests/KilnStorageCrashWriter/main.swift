@@ -8,6 +8,9 @@
 //     until killed; prints "ack <generation> <sequence>" once each append returned, and
 //     every third append removes the entry appended two before it, printing
 //     "removing <sequence>" before and "removed <sequence>" once the removal returned.
+//   KilnStorageCrashWriter outbox <path> hold-sender-lock - 0
+//     Takes the outbox's sender lock, prints "locked" (or "held <holder>") and waits to be
+//     killed.
 //   KilnStorageCrashWriter sqlite <path> batch <prefix> <count>
 //     Writes "<prefix>-0"… and the shared keys "shared-0"…, one transaction each, then
 //     prints "done" and exits: two of these run at once against one file.
@@ -101,6 +104,16 @@ do {
         ChildOutput.say("removed \(confirmed)")
       }
       generation += 1
+    }
+  case ("outbox", "hold-sender-lock"):
+    let outbox = try SQLiteOutboxStore(url: url)
+    switch try await outbox.lockSender() {
+    case .acquired(let lease):
+      ChildOutput.say("locked")
+      try await Task.sleep(for: .seconds(3_600))
+      withExtendedLifetime(lease) {}
+    case .held(let holder):
+      ChildOutput.say("held \(holder)")
     }
   case ("sqlite", "batch"):
     let sqlite = try SQLiteStore<String, CheckedValue>(url: url)

@@ -32,7 +32,13 @@ import _KilnSynchronization
 ///   when its channel attaches; the others still go.
 ///
 /// Entries of a channel nobody attached yet wait (``OutboxEntrySummary/State/waitingForChannel``).
-/// One outbox per store: two outboxes on one file would send the same entries twice.
+///
+/// **One outbox per store.** Two outboxes sending one store's entries would send each twice
+/// and a scope's out of order, so an outbox takes the store's sender lock when it opens (a
+/// KilnStorage `SenderLockingOutboxStore`: every store Kiln ships) and gives it back when it
+/// closes: a second ``open(_:clock:options:now:)`` of the same store, in this process or
+/// another (an app and its extension on one file, two instances of a service on one table),
+/// throws ``OutboxError/storeInUse(by:)``. The lock of a killed process is free again.
 public actor Outbox {
   /// The store the entries live in.
   public nonisolated let store: any OutboxStore
@@ -86,6 +92,8 @@ public actor Outbox {
   /// The entries found damaged, all along.
   public private(set) var damaged: [OutboxDamage] = []
   private var isClosed = false
+  /// The store's sender lock, held until ``close()`` (or until the outbox is released).
+  private var senderLease: OutboxSenderLease?
   /// Appends run one at a time, so that entries reach the sender in sequence order.
   private var isAppending = false
   private var appendWaiters: [CheckedContinuation<Void, Never>] = []
@@ -148,7 +156,8 @@ public actor Outbox {
   ///   - clock: What retries, stalls and probes wait on; a test passes KilnTesting's `ManualClock`.
   ///   - options: Retry policy, concurrency and probe interval.
   ///   - now: The wall clock that dates new entries.
-  /// - Throws: ``OutboxError/store(_:)`` when the store cannot be read.
+  /// - Throws: ``OutboxError/storeInUse(by:)`` when another outbox sends the store's entries;
+  ///   ``OutboxError/store(_:)`` when the store cannot be read.
   public static func open(
     _ store: some OutboxStore,
     clock: any Clock<Duration> = ContinuousClock(),
@@ -156,6 +165,7 @@ public actor Outbox {
     now: @escaping @Sendable () -> Date = Date.init
   ) async throws(OutboxError) -> Outbox {
     let outbox = Outbox(store: store, clock: clock, options: options, now: now)
+    try await outbox.lockSender()
     try await outbox.load()
     return outbox
   }
@@ -174,7 +184,8 @@ public actor Outbox {
     ///   - options: Retry policy, concurrency and probe interval.
     ///   - logger: Where the outbox logs.
     ///   - now: The wall clock that dates new entries.
-    /// - Throws: ``OutboxError/store(_:)`` when the store cannot be read.
+    /// - Throws: ``OutboxError/storeInUse(by:)`` when another outbox sends the store's
+    ///   entries; ``OutboxError/store(_:)`` when the store cannot be read.
     public static func open(
       _ store: some OutboxStore,
       clock: any Clock<Duration> = ContinuousClock(),
@@ -183,6 +194,7 @@ public actor Outbox {
       now: @escaping @Sendable () -> Date = Date.init
     ) async throws(OutboxError) -> Outbox {
       let outbox = Outbox(store: store, clock: clock, options: options, now: now, logger: logger)
+      try await outbox.lockSender()
       try await outbox.load()
       for damage in await outbox.damaged { log(.quarantined(damage), to: logger) }
       return outbox
@@ -226,6 +238,17 @@ public actor Outbox {
       }
     }
   #endif
+
+  /// Takes the store's sender lock, when it has one.
+  private func lockSender() async throws(OutboxError) {
+    guard let store = store as? any SenderLockingOutboxStore else { return }
+    let lock: OutboxSenderLock
+    do { lock = try await store.lockSender() } catch { throw OutboxError(error) }
+    switch lock {
+    case .acquired(let lease): senderLease = lease
+    case .held(let holder): throw .storeInUse(by: holder)
+    }
+  }
 
   private func load() async throws(OutboxError) {
     let loaded: [OutboxLoad]
@@ -402,7 +425,8 @@ public actor Outbox {
 
   /// Stops sending: attempts in flight are cancelled, the entries already answered are
   /// removed from the store, and the others stay there for the next
-  /// ``open(_:clock:options:now:)``. Appends fail with ``OutboxError/closed``.
+  /// ``open(_:clock:options:now:)``, which the store's sender lock, given back, lets another
+  /// outbox make. Appends fail with ``OutboxError/closed``.
   public func close() async {
     guard !isClosed else { return }
     isClosed = true
@@ -425,6 +449,9 @@ public actor Outbox {
     }
     for continuation in entryStreams { continuation.finish() }
     if !answered.isEmpty { try? await store.remove(answered) }
+    let lease = senderLease
+    senderLease = nil
+    await lease?.release()
   }
 
   // MARK: - Channels (used by Writes)
@@ -829,6 +856,9 @@ public enum OutboxError: Error, Sendable, CustomStringConvertible {
   case closed
   /// The store failed.
   case store(OutboxStoreError)
+  /// Another outbox sends this store's entries (in this process or another; see ``Outbox``):
+  /// who holds the store's sender lock, as the store can tell.
+  case storeInUse(by: String)
 
   init(_ error: OutboxStoreError) {
     switch error {
@@ -847,6 +877,7 @@ public enum OutboxError: Error, Sendable, CustomStringConvertible {
     case .channelInUse(let channel): "Outbox: channel \(String(reflecting: channel)) is already attached"
     case .closed: "Outbox: closed"
     case .store(let error): "\(error)"
+    case .storeInUse(let holder): "Outbox: another outbox sends this store's entries (\(holder))"
     }
   }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+import _KilnSynchronization
 
 /// An ``OutboxStore`` in memory, for tests and previews: everything in it is lost with the
 /// process, so it is **not** an outbox for an app. Use ``SQLiteOutboxStore``.
@@ -13,6 +14,7 @@ public actor MemoryOutboxStore: OutboxStore {
   private var lastSequence: UInt64 = 0
   private var isClosed = false
   private let now: @Sendable () -> Date
+  private nonisolated let senderLocked = KilnMutex(false)
 
   /// An empty store.
   ///
@@ -88,5 +90,17 @@ public actor MemoryOutboxStore: OutboxStore {
   private func check(_ record: OutboxRecord) throws(OutboxStoreError) {
     guard !isClosed else { throw .closed }
     guard OutboxEnvelope.isValid(channel: record.channel) else { throw .invalidChannel(record.channel) }
+  }
+}
+
+extension MemoryOutboxStore: SenderLockingOutboxStore {
+  /// Takes the sender lock of this instance: one sender per store, as for the durable stores.
+  public nonisolated func lockSender() async throws(OutboxStoreError) -> OutboxSenderLock {
+    let acquired = senderLocked.withLock { locked in
+      defer { locked = true }
+      return !locked
+    }
+    guard acquired else { return .held(by: "another outbox of this MemoryOutboxStore") }
+    return .acquired(OutboxSenderLease { self.senderLocked.withLock { $0 = false } })
   }
 }

@@ -378,4 +378,94 @@
       }
     }
   }
+
+  extension PostgresOutboxStore: SenderLockingOutboxStore {
+    /// The first key of the table's advisory lock (`KILN`); the second is `hashtext(table)`.
+    static let senderLockClass: Int32 = 0x4B49_4C4E
+
+    /// Takes the sender lock: a session-level advisory lock on the table, held on a pooled
+    /// connection that the lease keeps (the pool has one connection less while it is held).
+    ///
+    /// The lock lasts as long as that session: if the server ends it (a restart, an
+    /// administrator), another outbox can take the table while this one still sends. Entries
+    /// keep their idempotency keys, so a server that honours them still applies each once.
+    ///
+    /// - Throws: ``OutboxStoreError/closed``, or ``OutboxStoreError/failed(_:)`` with a
+    ///   ``PostgresStoreError`` when the server cannot be reached within ``operationTimeout``.
+    public func lockSender() async throws(OutboxStoreError) -> OutboxSenderLock {
+      guard !isClosed.withLock({ $0 }) else { throw .closed }
+      let table = table
+      let lockClass = Self.senderLockClass
+      let answer = Race<Swift.Result<Bool, any Error>>()
+      let released = Signal()
+      let client = client
+      let holding = Task {
+        do {
+          try await client.withConnection { connection in
+            var locked = false
+            let rows = try await LeasedStatement.run(
+              "SELECT pg_try_advisory_lock(\(lockClass), hashtext(\(table)))", on: connection)
+            for row in rows.rows { locked = try row.decode(Bool.self) }
+            guard answer.resolve(.success(locked)), locked else {
+              if locked {
+                _ = try? await LeasedStatement.run(
+                  "SELECT pg_advisory_unlock(\(lockClass), hashtext(\(table)))", on: connection)
+              }
+              return
+            }
+            // Held until released, or until the session ends (the lock with it).
+            connection.closeFuture.whenComplete { _ in released.signal() }
+            await released.wait()
+            _ = try? await LeasedStatement.run(
+              "SELECT pg_advisory_unlock(\(lockClass), hashtext(\(table)))", on: connection)
+          }
+        } catch {
+          answer.resolve(.failure(error))
+        }
+      }
+      let timer = operationTimeout.map { limit in
+        Task {
+          guard (try? await Task.sleep(for: limit)) != nil else { return }
+          answer.resolve(.failure(PostgresStoreError.timedOut))
+        }
+      }
+      defer { timer?.cancel() }
+      let locked: Bool
+      switch await answer.wait(orWhenCancelled: { .failure(CancellationError()) }) {
+      case .success(let value): locked = value
+      case .failure(let error):
+        released.signal()
+        throw Self.outboxError(PostgresStoreError.mapping(error))
+      }
+      guard locked else {
+        released.signal()
+        return .held(by: await holder())
+      }
+      return .acquired(
+        OutboxSenderLease {
+          released.signal()
+          await holding.value  // unlocked, or the session is gone
+        })
+    }
+
+    /// Who holds the table's sender lock, as the server tells: its backend and address.
+    private func holder() async -> String {
+      let query: PostgresQuery = """
+        SELECT l.pid, coalesce(a.client_addr::text, 'local') FROM pg_locks l
+        LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+          AND l.classid::bigint = \(Int64(Self.senderLockClass))
+          AND l.objid::bigint = (hashtext(\(table))::bigint & 4294967295)
+        """
+      let found = try? await operations.perform { connection -> String? in
+        var holder: String?
+        for row in try await LeasedStatement.run(query, on: connection).rows {
+          let (pid, address) = try row.decode((Int32, String).self)
+          holder = "PostgreSQL session \(pid) (\(address))"
+        }
+        return holder
+      }
+      return (found ?? nil) ?? "another PostgreSQL session"
+    }
+  }
 #endif

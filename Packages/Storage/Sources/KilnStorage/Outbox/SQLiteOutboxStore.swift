@@ -376,3 +376,56 @@ public final class SQLiteOutboxStore: OutboxStore, Sendable {
     }
   }
 }
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+extension SQLiteOutboxStore: SenderLockingOutboxStore {
+  /// The file of the sender lock: `<database>.sender.lock`, beside the database. It holds the
+  /// holder's process ID, for the error of the next one.
+  public var senderLockURL: URL {
+    URL(fileURLWithPath: url.standardizedFileURL.path + ".sender.lock")
+  }
+
+  /// Takes the sender lock with `flock` on ``senderLockURL``: free unless another open lease
+  /// holds it, in this process or another; the system releases it when its process dies.
+  ///
+  /// - Throws: ``OutboxStoreError/failed(_:)`` with ``SQLiteStoreError/openFailed(path:code:message:)``
+  ///   when the lock file cannot be opened or created.
+  public func lockSender() async throws(OutboxStoreError) -> OutboxSenderLock {
+    let path = senderLockURL.path
+    let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else {
+      let code = errno
+      throw .failed(SQLiteStoreError.openFailed(path: path, code: code, message: String(cString: strerror(code))))
+    }
+    guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+      let code = errno
+      defer { POSIX.closeDescriptor(descriptor) }
+      guard code == EWOULDBLOCK || code == EAGAIN else {
+        throw .failed(
+          SQLiteStoreError.openFailed(path: path, code: code, message: "flock: " + String(cString: strerror(code))))
+      }
+      var bytes = [UInt8](repeating: 0, count: 32)
+      let count = pread(descriptor, &bytes, bytes.count, 0)
+      let holder = count > 0 ? String(decoding: bytes[..<count], as: UTF8.self) : ""
+      let pid = holder.split(separator: "\n").first.flatMap { Int32($0) }
+      return .held(by: pid.map { "process \($0)" + ($0 == getpid() ? " (this one)" : "") } ?? "another process")
+    }
+    // The holder's ID, for whoever is refused next.
+    let holder = Array("\(getpid())\n".utf8)
+    if ftruncate(descriptor, 0) == 0 {
+      _ = holder.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+    }
+    return .acquired(
+      OutboxSenderLease {
+        _ = flock(descriptor, LOCK_UN)
+        POSIX.closeDescriptor(descriptor)
+      })
+  }
+}

@@ -159,7 +159,7 @@
   }
 
   /// A one-shot signal that one task waits for, ignoring cancellation.
-  private final class Signal: Sendable {
+  final class Signal: Sendable {
     private struct State {
       var isSignalled = false
       var waiter: CheckedContinuation<Void, Never>?

@@ -239,7 +239,75 @@ struct OutboxStoreTests {
     }
   }
 
+  @Test(
+    "one sender at a time: a second lock is refused while the first lease lives, granted once released",
+    arguments: Kind.allCases)
+  func senderLock(kind: Kind) async throws {
+    try await Self.withStore(kind) { store in
+      let store = try #require(store as? any SenderLockingOutboxStore)
+      guard case .acquired(let lease) = try await store.lockSender() else {
+        Issue.record("the first lock of a new store should be granted")
+        return
+      }
+      guard case .held(let holder) = try await store.lockSender() else {
+        Issue.record("a second lock should be refused while the first is held")
+        return
+      }
+      #expect(!holder.isEmpty)
+      await lease.release()
+      #expect(lease.isReleased)
+      await lease.release()  // a second release does nothing
+      guard case .acquired(let again) = try await store.lockSender() else {
+        Issue.record("the lock should be free once released")
+        return
+      }
+      // A lease let go without release() gives the lock back too, a moment later.
+      _ = consume again
+      var granted = false
+      for _ in 0..<200 where !granted {
+        if case .acquired(let lease) = try await store.lockSender() {
+          granted = true
+          await lease.release()
+        } else {
+          try await Task.sleep(for: .milliseconds(10))
+        }
+      }
+      #expect(granted, "the lock should be free once its lease is gone")
+    }
+  }
+
   // MARK: - SQLite
+
+  @Test("the sender lock of a SQLite file is held by another process, named by its ID, until it is killed")
+  func senderLockAcrossProcesses() async throws {
+    try await withTemporaryDirectory { directory in
+      let url = directory.appendingPathComponent("outbox.sqlite")
+      let store = try SQLiteOutboxStore(url: url)
+      let holder = try ChildProcess(
+        executable: try CrashWriter.locate(), arguments: ["outbox", url.path, "hold-sender-lock", "-", "0"])
+      #expect(try await holder.nextLine() == "locked")
+      guard case .held(let description) = try await store.lockSender() else {
+        Issue.record("the lock held by the child should be refused")
+        holder.kill()
+        return
+      }
+      #expect(description == "process \(holder.pid)")
+      holder.kill()
+      _ = holder.wait()
+      guard case .acquired(let lease) = try await store.lockSender() else {
+        Issue.record("the lock of a killed process should be free")
+        return
+      }
+      // Another store on the file, in this process, while this one holds it: refused too.
+      guard case .held(let mine) = try await SQLiteOutboxStore(url: url).lockSender() else {
+        Issue.record("a second store on the file should be refused")
+        return
+      }
+      #expect(mine == "process \(getpid()) (this one)")
+      #expect(FileManager.default.fileExists(atPath: store.senderLockURL.path))
+      await lease.release()
+    }
+  }
 
   @Test("entries, attempts and the quarantine survive reopening the file; sequences go on growing")
   func reopen() async throws {

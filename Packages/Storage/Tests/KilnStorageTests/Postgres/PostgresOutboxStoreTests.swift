@@ -248,6 +248,47 @@
       }
     }
 
+    @Test("the sender lock is one session's: another client is refused and told which, until that session ends")
+    func senderLockAcrossClients() async throws {
+      let table = PostgresTestDatabase.tableName()
+      try await PostgresTestDatabase.withClient { other in
+        let elsewhere = try await PostgresOutboxStore(client: other, table: table)
+        let (lease, pid) = try await PostgresTestDatabase.withClient { client in
+          let store = try await PostgresOutboxStore(client: client, table: table)
+          guard case .acquired(let lease) = try await store.lockSender() else {
+            throw TestError("the first lock should be granted")
+          }
+          var pid: Int32 = 0
+          for try await value in try await client.query(
+            """
+            SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
+            AND objid::bigint = (hashtext(\(table))::bigint & 4294967295)
+            """
+          ).decode(Int32.self) {
+            pid = value
+          }
+          guard case .held(let holder) = try await elsewhere.lockSender() else {
+            throw TestError("another client should be refused")
+          }
+          #expect(holder.hasPrefix("PostgreSQL session \(pid) ("), "\(holder)")
+          return (lease, pid)
+        }
+        // The first client shut down with the lease unreleased: its session, and the lock, ended.
+        #expect(pid != 0)
+        var granted = false
+        for _ in 0..<200 where !granted {
+          if case .acquired(let lease) = try await elsewhere.lockSender() {
+            granted = true
+            await lease.release()
+          } else {
+            try await Task.sleep(for: .milliseconds(20))
+          }
+        }
+        #expect(granted, "the lock of an ended session should be free")
+        withExtendedLifetime(lease) {}
+      }
+    }
+
     @Test("a full disk on the server is storageFull; another server error is failed with its code")
     func errorMapping() {
       guard case .storageFull = PostgresOutboxStore.outboxError(PostgresStoreError.server(code: "53100", message: ""))
