@@ -678,6 +678,41 @@ struct WritesTests {
     }
   }
 
+  /// A memory store whose first `loadAll` fails.
+  actor StoreFailingFirstLoad: SenderLockingOutboxStore {
+    let base = MemoryOutboxStore()
+    var failNextLoad = true
+
+    func append(_ record: OutboxRecord) async throws(OutboxStoreError) -> UInt64 { try await base.append(record) }
+    func replace(_ sequence: UInt64, with record: OutboxRecord) async throws(OutboxStoreError) {
+      try await base.replace(sequence, with: record)
+    }
+    func remove(_ sequences: [UInt64]) async throws(OutboxStoreError) { try await base.remove(sequences) }
+    func recordFailure(_ sequence: UInt64, attempts: Int, error: String) async throws(OutboxStoreError) {
+      try await base.recordFailure(sequence, attempts: attempts, error: error)
+    }
+    func loadAll() async throws(OutboxStoreError) -> [OutboxLoad] {
+      if failNextLoad {
+        failNextLoad = false
+        throw .failed(TestError("disk unreadable"))
+      }
+      return try await base.loadAll()
+    }
+    func quarantine(_ sequence: UInt64, reason: String) async throws(OutboxStoreError) {
+      try await base.quarantine(sequence, reason: reason)
+    }
+    func quarantined() async throws(OutboxStoreError) -> [OutboxQuarantined] { try await base.quarantined() }
+    func lockSender() async throws(OutboxStoreError) -> OutboxSenderLock { try await base.lockSender() }
+  }
+
+  @Test("an open that fails after taking the sender lock gives it back: opening again works")
+  func failedOpenUnlocks() async throws {
+    let store = StoreFailingFirstLoad()
+    await #expect(throws: OutboxError.self) { _ = try await Outbox.open(store, clock: clock, options: Self.options) }
+    let outbox = try await Outbox.open(store, clock: clock, options: Self.options)
+    await outbox.close()
+  }
+
   @Test("a full store is a typed error, and the change is not shown")
   func storageFull() async throws {
     try await withTemporaryDirectory { directory in

@@ -166,7 +166,7 @@ public actor Outbox {
   ) async throws(OutboxError) -> Outbox {
     let outbox = Outbox(store: store, clock: clock, options: options, now: now)
     try await outbox.lockSender()
-    try await outbox.load()
+    try await outbox.loadOrUnlock()
     return outbox
   }
 
@@ -195,7 +195,7 @@ public actor Outbox {
     ) async throws(OutboxError) -> Outbox {
       let outbox = Outbox(store: store, clock: clock, options: options, now: now, logger: logger)
       try await outbox.lockSender()
-      try await outbox.load()
+      try await outbox.loadOrUnlock()
       for damage in await outbox.damaged { log(.quarantined(damage), to: logger) }
       return outbox
     }
@@ -247,6 +247,18 @@ public actor Outbox {
     switch lock {
     case .acquired(let lease): senderLease = lease
     case .held(let holder): throw .storeInUse(by: holder)
+    }
+  }
+
+  /// ``load()``, giving the sender lock back when it fails, so that opening again can take it.
+  private func loadOrUnlock() async throws(OutboxError) {
+    do {
+      try await load()
+    } catch {
+      let lease = senderLease
+      senderLease = nil
+      await lease?.release()
+      throw error
     }
   }
 
@@ -427,6 +439,10 @@ public actor Outbox {
   /// removed from the store, and the others stay there for the next
   /// ``open(_:clock:options:now:)``, which the store's sender lock, given back, lets another
   /// outbox make. Appends fail with ``OutboxError/closed``.
+  ///
+  /// An attempt in flight is cancelled, not awaited: a mutator that ignores cancellation may
+  /// still finish sending after `close()` returned, and a new outbox may then send the same
+  /// entry again, with the same idempotency key.
   public func close() async {
     guard !isClosed else { return }
     isClosed = true

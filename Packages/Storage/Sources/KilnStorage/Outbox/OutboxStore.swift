@@ -18,7 +18,8 @@ public import Foundation
 ///
 /// A store promises that:
 /// - a call that returned is durable (as its ``Durability`` says) and one that threw wrote
-///   nothing;
+///   nothing (for `PostgresOutboxStore`, except an error whose outcome is unknown: see its
+///   documentation);
 /// - ``loadAll()`` returns every entry in sequence order, and reports a record whose bytes
 ///   were damaged on disk as ``OutboxLoad/damaged(_:)`` instead of returning wrong bytes or
 ///   failing the whole load; ``quarantine(_:reason:)`` then moves it aside;

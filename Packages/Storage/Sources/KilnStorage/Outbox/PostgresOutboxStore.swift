@@ -20,27 +20,42 @@
   /// parameter; only the validated table name is part of the SQL text.
   ///
   /// What it adds to the protocol's promises:
-  /// - **Every call is one statement**, committed when it returns (a `SELECT 1` after it on
-  ///   the same connection proves the commit, as for ``PostgresStore``).
+  /// - **Every write is one statement** (an append that finds its key stored runs it again to
+  ///   read that row; a quarantine sent again reads the quarantine), committed when the call
+  ///   returns: a `SELECT 1` after it on the same connection proves the commit, as for
+  ///   ``PostgresStore``.
   /// - **Idempotency keys are unique in the table**, so the same record appended through two
   ///   instances, two processes or two machines at once is stored once: each gets the one
-  ///   entry's sequence.
+  ///   entry's sequence. (A record whose stored twin is damaged is a
+  ///   ``OutboxStoreError/keyConflict(_:)`` here, where ``SQLiteOutboxStore`` appends it
+  ///   anew: quarantine the damaged entry first.)
   /// - **A connection lost under a call** (the server restarted, a session ended) sends the
   ///   statement again on another connection, within ``operationTimeout``: every statement
   ///   is idempotent (an append finds its own row by its key), so nothing is written twice.
-  /// - **Calls are not cancelled** by the caller's task: a write the user made is completed
-  ///   (or fails) within ``operationTimeout``, as ``SQLiteOutboxStore``'s are.
+  /// - **Writes are not cancelled** by the caller's task: a write the user made is completed
+  ///   (or fails) within ``operationTimeout``, as ``SQLiteOutboxStore``'s are. Reads are:
+  ///   a cancelled ``loadAll()`` throws ``OutboxStoreError/failed(_:)`` with a
+  ///   `CancellationError`.
   ///
   /// Sequences come from a PostgreSQL sequence: they grow, but appends made at the same
   /// moment through two connections may commit in the other order. The ``Outbox`` appends
-  /// one record at a time, so its entries keep their order; one outbox per table.
+  /// one record at a time, so its entries keep their order; one outbox per table, which the
+  /// sender lock (``lockSender()``) enforces.
   ///
   /// Errors: a full disk on the server (SQLSTATE `53100`) is
   /// ``OutboxStoreError/storageFull``; a record over ``maximumRecordBytes`` is
   /// ``OutboxStoreError/recordTooLarge(size:limit:)``; the rest is
-  /// ``OutboxStoreError/failed(_:)`` with a ``PostgresStoreError`` (see
-  /// ``PostgresStoreError/isOutcomeUnknown``: an append that failed that way may be appended
-  /// again, and is stored once).
+  /// ``OutboxStoreError/failed(_:)`` with a ``PostgresStoreError``.
+  ///
+  /// - Important: A write that fails with a ``PostgresStoreError`` whose
+  ///   ``PostgresStoreError/isOutcomeUnknown`` is true (the connection broke, or
+  ///   ``operationTimeout`` passed, after the server received it) may still commit: the
+  ///   server runs a statement blocked on a lock until it ends, even after the client gave
+  ///   up. This is the one exception to "a call that threw wrote nothing". An append that
+  ///   failed that way and later committed is loaded by the next ``Outbox`` and sent, under
+  ///   its own idempotency key. To rule it out, give the client's sessions a
+  ///   `statement_timeout` shorter than ``operationTimeout``
+  ///   (`configuration.options.additionalStartupParameters`).
   ///
   /// - Important: The store does not own the `PostgresClient`: run the client for as long as
   ///   the store is used.
@@ -66,6 +81,7 @@
 
     private let operations: PostgresOperations
     private let now: @Sendable () -> Date
+    private let clock: any Clock<Duration>
     private let isClosed = KilnMutex(false)
     private let entries: String
     private let quarantine: String
@@ -106,6 +122,7 @@
       self.operationTimeout = operationTimeout
       self.maximumRecordBytes = maximumRecordBytes
       self.now = now
+      self.clock = clock
       operations = PostgresOperations(client: client, operationTimeout: operationTimeout, clock: clock)
       entries = "\"\(table)\""
       quarantine = "\"\(table)_quarantine\""
@@ -380,52 +397,48 @@
   }
 
   extension PostgresOutboxStore: SenderLockingOutboxStore {
-    /// The first key of the table's advisory lock (`KILN`); the second is `hashtext(table)`.
+    /// The first key of the table's advisory lock (`KILN`); the second is the hash of the
+    /// schema-qualified table name.
     static let senderLockClass: Int32 = 0x4B49_4C4E
 
-    /// Takes the sender lock: a session-level advisory lock on the table, held on a pooled
-    /// connection that the lease keeps (the pool has one connection less while it is held).
+    /// Takes the sender lock: a session-level advisory lock on the table (qualified by the
+    /// current schema), held on a pooled connection that the lease keeps (the pool has one
+    /// connection less while it is held).
     ///
     /// The lock lasts as long as that session: if the server ends it (a restart, an
     /// administrator), another outbox can take the table while this one still sends. Entries
     /// keep their idempotency keys, so a server that honours them still applies each once.
+    /// Releasing unlocks it on the session (and closes the connection when the unlock fails
+    /// or does not answer within ``operationTimeout``, which ends the lock with the session).
     ///
     /// - Throws: ``OutboxStoreError/closed``, or ``OutboxStoreError/failed(_:)`` with a
     ///   ``PostgresStoreError`` when the server cannot be reached within ``operationTimeout``.
     public func lockSender() async throws(OutboxStoreError) -> OutboxSenderLock {
       guard !isClosed.withLock({ $0 }) else { throw .closed }
-      let table = table
-      let lockClass = Self.senderLockClass
+      let (table, lockClass, client, clock, limit) = (table, Self.senderLockClass, client, clock, operationTimeout)
       let answer = Race<Swift.Result<Bool, any Error>>()
       let released = Signal()
-      let client = client
       let holding = Task {
-        do {
-          try await client.withConnection { connection in
-            var locked = false
-            let rows = try await LeasedStatement.run(
-              "SELECT pg_try_advisory_lock(\(lockClass), hashtext(\(table)))", on: connection)
-            for row in rows.rows { locked = try row.decode(Bool.self) }
-            guard answer.resolve(.success(locked)), locked else {
-              if locked {
-                _ = try? await LeasedStatement.run(
-                  "SELECT pg_advisory_unlock(\(lockClass), hashtext(\(table)))", on: connection)
-              }
-              return
+        for attempt in 1...PostgresOperations.maximumAttempts {
+          do {
+            return try await client.withConnection { connection in
+              try await Self.holdLock(
+                table: table, lockClass: lockClass, on: connection, answer: answer, released: released,
+                unlockLimit: limit, clock: clock)
             }
-            // Held until released, or until the session ends (the lock with it).
-            connection.closeFuture.whenComplete { _ in released.signal() }
-            await released.wait()
-            _ = try? await LeasedStatement.run(
-              "SELECT pg_advisory_unlock(\(lockClass), hashtext(\(table)))", on: connection)
+          } catch  where LeasedStatement.isConnectionLoss(error) && attempt < PostgresOperations.maximumAttempts {
+            continue  // a connection that closed before it answered: another one
+          } catch {
+            answer.resolve(.failure(error))
+            return
           }
-        } catch {
-          answer.resolve(.failure(error))
         }
       }
-      let timer = operationTimeout.map { limit in
+      // Ended once answered: a connection it still waits for is not taken.
+      answer.track(holding)
+      let timer = limit.map { limit in
         Task {
-          guard (try? await Task.sleep(for: limit)) != nil else { return }
+          guard (try? await clock.sleep(for: limit)) != nil else { return }
           answer.resolve(.failure(PostgresStoreError.timedOut))
         }
       }
@@ -448,14 +461,51 @@
         })
     }
 
+    /// On `connection`: tries the lock, tells `answer`, and when it got it, holds it until
+    /// `released` (or until the session ends), then unlocks it.
+    private static func holdLock(
+      table: String, lockClass: Int32, on connection: PostgresConnection,
+      answer: Race<Swift.Result<Bool, any Error>>, released: Signal, unlockLimit: Duration?,
+      clock: any Clock<Duration>
+    ) async throws {
+      var locked = false
+      let rows = try await LeasedStatement.run(
+        "SELECT pg_try_advisory_lock(\(lockClass), hashtext(current_schema() || '.' || \(table)))", on: connection)
+      for row in rows.rows { locked = try row.decode(Bool.self) }
+      if answer.resolve(.success(locked)) {
+        guard locked else { return }
+        // Held until released, or until the session ends (the lock with it).
+        connection.closeFuture.whenComplete { _ in released.signal() }
+        await released.wait()
+      } else if !locked {
+        return  // answered already (timed out, cancelled): nothing to give back
+      }
+      // Given back on the session; a connection that cannot say so is closed, which ends the
+      // session and the lock with it, so that the pool never lends a connection holding it.
+      let guardTask = unlockLimit.map { limit in
+        Task {
+          guard (try? await clock.sleep(for: limit)) != nil else { return }
+          let _: EventLoopFuture<Void> = connection.close()
+        }
+      }
+      defer { guardTask?.cancel() }
+      var unlocked = false
+      if let rows = try? await LeasedStatement.run(
+        "SELECT pg_advisory_unlock(\(lockClass), hashtext(current_schema() || '.' || \(table)))", on: connection)
+      {
+        for row in rows.rows { unlocked = (try? row.decode(Bool.self)) ?? false }
+      }
+      if !unlocked { try? await connection.close() }
+    }
+
     /// Who holds the table's sender lock, as the server tells: its backend and address.
     private func holder() async -> String {
       let query: PostgresQuery = """
-        SELECT l.pid, coalesce(a.client_addr::text, 'local') FROM pg_locks l
+        SELECT l.pid, coalesce(a.client_addr::text, 'a local socket') FROM pg_locks l
         LEFT JOIN pg_stat_activity a ON a.pid = l.pid
         WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
           AND l.classid::bigint = \(Int64(Self.senderLockClass))
-          AND l.objid::bigint = (hashtext(\(table))::bigint & 4294967295)
+          AND l.objid::bigint = (hashtext(current_schema() || '.' || \(table))::bigint & 4294967295)
         """
       let found = try? await operations.perform { connection -> String? in
         var holder: String?

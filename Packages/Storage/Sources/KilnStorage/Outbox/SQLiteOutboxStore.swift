@@ -395,11 +395,20 @@ extension SQLiteOutboxStore: SenderLockingOutboxStore {
   /// Takes the sender lock with `flock` on ``senderLockURL``: free unless another open lease
   /// holds it, in this process or another; the system releases it when its process dies.
   ///
+  /// - Important: On iOS, a suspended app that holds a file lock in a shared (app group)
+  ///   container is terminated by the system (`0xdead10cc`), as one that holds an SQLite
+  ///   lock there is. An app whose outbox lives in such a container closes it (``Outbox``'s
+  ///   `close()`) when it moves to the background, and opens it again when it returns.
+  ///
   /// - Throws: ``OutboxStoreError/failed(_:)`` with ``SQLiteStoreError/openFailed(path:code:message:)``
   ///   when the lock file cannot be opened or created.
   public func lockSender() async throws(OutboxStoreError) -> OutboxSenderLock {
     let path = senderLockURL.path
-    let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+    // Never through a symbolic link (whose target would be truncated); read-only when the
+    // file is another user's (flock needs no write access; the holder's ID is then not kept).
+    var opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+    if opened < 0, errno == EACCES { opened = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+    let descriptor = opened
     guard descriptor >= 0 else {
       let code = errno
       throw .failed(SQLiteStoreError.openFailed(path: path, code: code, message: String(cString: strerror(code))))

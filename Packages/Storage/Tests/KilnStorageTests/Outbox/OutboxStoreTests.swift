@@ -264,7 +264,7 @@ struct OutboxStoreTests {
       // A lease let go without release() gives the lock back too, a moment later.
       _ = consume again
       var granted = false
-      for _ in 0..<200 where !granted {
+      for _ in 0..<500 where !granted {
         if case .acquired(let lease) = try await store.lockSender() {
           granted = true
           await lease.release()

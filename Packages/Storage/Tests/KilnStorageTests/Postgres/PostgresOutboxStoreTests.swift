@@ -3,6 +3,7 @@
   import KilnTesting
   import PostgresNIO
   import Testing
+  import _KilnTestServer
 
   @testable import KilnStorage
 
@@ -141,14 +142,69 @@
       }
     }
 
+    enum Write: String, CaseIterable, Sendable {
+      case append, replace, recordFailure, quarantine, remove
+    }
+
+    @Test(
+      "a write whose answer is lost after it committed is sent again on another connection and done once",
+      arguments: Write.allCases)
+    func answerLostAfterCommit(write: Write) async throws {
+      let url = try PostgresTestDatabase.url()
+      var components = try #require(URLComponents(string: url))
+      let proxy = try await FaultProxy.start(upstreamPort: try #require(components.port))
+      components.port = proxy.port
+      let table = PostgresTestDatabase.tableName()
+      // One connection, through the proxy: the one the write is sent on.
+      try await PostgresTestDatabase.withClient(
+        url: components.string, configure: { $0.options.maximumConnections = 1 }
+      ) { client in
+        let store = try await PostgresOutboxStore(client: client, table: table)
+        let first = try await store.append(Self.record("a", "1"))
+        let record = Self.record("a", "2")
+        // The server commits before it sends anything back (it flushes its answers at the
+        // end of the statement); the first byte back resets the connection. The retry's
+        // new connections go through.
+        proxy.set(.normal, forNextConnections: 10)
+        try await proxy.set(.reset(afterBytes: 1))
+        switch write {
+        case .append:
+          let sequence = try await store.append(record)
+          #expect(sequence > first)
+        case .replace:
+          try await store.replace(first, with: record)
+        case .recordFailure:
+          try await store.recordFailure(first, attempts: 3, error: "503")
+        case .quarantine:
+          try await store.quarantine(first, reason: "by hand")
+        case .remove:
+          try await store.remove([first])
+        }
+        try await proxy.set(.normal)
+        #expect(proxy.statistics.resets >= 1, "the answer was lost")
+        let entries = OutboxStoreTests.entries(try await store.loadAll())
+        switch write {
+        case .append: #expect(entries.map(\.record) == [Self.record("a", "1"), record])
+        case .replace: #expect(entries.map(\.record) == [record])
+        case .recordFailure: #expect(entries.map(\.attempts) == [3])
+        case .quarantine:
+          #expect(entries.isEmpty)
+          #expect(try await store.quarantined().map(\.sequence) == [first])
+        case .remove: #expect(entries.isEmpty)
+        }
+      }
+      try await proxy.stop()
+    }
+
     @Test("an append past the operation timeout fails, may be appended again, and is stored once")
     func operationTimeout() async throws {
       try await PostgresTestDatabase.withClient { client in
         let table = PostgresTestDatabase.tableName()
-        // Opened with the default limit first: the short one is for the append, not for the
-        // table's creation on a busy server.
-        _ = try await PostgresOutboxStore(client: client, table: table)
-        let store = try await PostgresOutboxStore(client: client, table: table, operationTimeout: .seconds(2))
+        // The short limit is for the blocked append; creating the table, and appending again
+        // once the lock is gone, go through a store with the default limit, which a busy
+        // server (the other suites run meanwhile) does not reach.
+        let patient = try await PostgresOutboxStore(client: client, table: table)
+        let store = try await PostgresOutboxStore(client: client, table: table, operationTimeout: .seconds(3))
         let record = Self.record("a", "1")
         try await PostgresTestDatabase.whileLocked(table) {
           let error = await #expect(throws: OutboxStoreError.self) { _ = try await store.append(record) }
@@ -158,26 +214,36 @@
             return
           }
         }
-        let sequence = try await store.append(record)
-        #expect(try await store.append(record) == sequence)
+        let sequence = try await patient.append(record)
+        #expect(try await patient.append(record) == sequence)
         #expect(try await Self.count(table, on: client) == 1)
       }
     }
 
-    @Test("a cancelled append still completes: the user's write is not dropped with its view")
+    @Test("a cancelled append still completes, even while it waits for a connection: the user's write is kept")
     func cancelledAppendCompletes() async throws {
-      try await PostgresTestDatabase.withClient { client in
+      // One connection in the pool, held below: the append waits for it when it is cancelled,
+      // where a call that followed its caller's cancellation would give up.
+      try await PostgresTestDatabase.withClient(configure: { $0.options.maximumConnections = 1 }) { client in
         let table = PostgresTestDatabase.tableName()
         let store = try await PostgresOutboxStore(client: client, table: table)
         let record = Self.record("a", "1")
-        var append: Task<UInt64, any Error>?
-        try await PostgresTestDatabase.whileLocked(table) {
-          let task = Task { try await store.append(record) }
-          append = task
-          try await Task.sleep(for: .milliseconds(100))
-          task.cancel()
+        let held = Gate()
+        let release = Gate()
+        let holder = Task {
+          try await client.withConnection { _ in
+            held.open()
+            try await release.wait()
+          }
         }
-        let sequence = try #require(try await append?.value)
+        try await held.wait()
+        let append = Task { try await store.append(record) }
+        try await Task.sleep(for: .milliseconds(100))
+        append.cancel()
+        try await Task.sleep(for: .milliseconds(100))
+        release.open()
+        try await holder.value
+        let sequence = try await append.value
         #expect(OutboxStoreTests.entries(try await store.loadAll()).map(\.sequence) == [sequence])
       }
     }
@@ -262,7 +328,7 @@
           for try await value in try await client.query(
             """
             SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
-            AND objid::bigint = (hashtext(\(table))::bigint & 4294967295)
+            AND objid::bigint = (hashtext(current_schema() || '.' || \(table))::bigint & 4294967295)
             """
           ).decode(Int32.self) {
             pid = value

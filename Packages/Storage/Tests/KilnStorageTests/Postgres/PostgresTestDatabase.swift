@@ -52,11 +52,16 @@
         let locked = Gate()
         let unlock = Gate()
         let holder = Task {
-          try await locker.withTransaction(logger: Logger(label: "test")) { connection in
-            try await connection.query(
-              "LOCK TABLE \(unescaped: table) IN ACCESS EXCLUSIVE MODE", logger: Logger(label: "test"))
-            locked.open()
-            try await unlock.wait()
+          do {
+            try await locker.withTransaction(logger: Logger(label: "test")) { connection in
+              try await connection.query(
+                "LOCK TABLE \(unescaped: table) IN ACCESS EXCLUSIVE MODE", logger: Logger(label: "test"))
+              locked.open()
+              try await unlock.wait()
+            }
+          } catch {
+            locked.open()  // the body runs (and fails) instead of waiting for the time limit
+            throw error
           }
         }
         try await locked.wait()
