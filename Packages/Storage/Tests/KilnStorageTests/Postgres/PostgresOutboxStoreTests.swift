@@ -17,6 +17,11 @@
       OutboxStoreTests.record(scope, change)
     }
 
+    /// A pool of one connection.
+    static func oneConnection(_ configuration: inout PostgresClient.Configuration) {
+      configuration.options.maximumConnections = 1
+    }
+
     static func count(_ table: String, on client: PostgresClient) async throws -> Int {
       var count = 0
       for try await value in try await client.query("SELECT count(*) FROM \(unescaped: table)").decode(Int64.self) {
@@ -156,9 +161,7 @@
       components.port = proxy.port
       let table = PostgresTestDatabase.tableName()
       // One connection, through the proxy: the one the write is sent on.
-      try await PostgresTestDatabase.withClient(
-        url: components.string, configure: { $0.options.maximumConnections = 1 }
-      ) { client in
+      try await PostgresTestDatabase.withClient(url: components.string, configure: Self.oneConnection) { client in
         let store = try await PostgresOutboxStore(client: client, table: table)
         let first = try await store.append(Self.record("a", "1"))
         let record = Self.record("a", "2")
@@ -224,7 +227,7 @@
     func cancelledAppendCompletes() async throws {
       // One connection in the pool, held below: the append waits for it when it is cancelled,
       // where a call that followed its caller's cancellation would give up.
-      try await PostgresTestDatabase.withClient(configure: { $0.options.maximumConnections = 1 }) { client in
+      try await PostgresTestDatabase.withClient(configure: Self.oneConnection) { client in
         let table = PostgresTestDatabase.tableName()
         let store = try await PostgresOutboxStore(client: client, table: table)
         let record = Self.record("a", "1")
