@@ -38,9 +38,9 @@
   ///   `CancellationError`.
   ///
   /// Sequences come from a PostgreSQL sequence: they grow, but appends made at the same
-  /// moment through two connections may commit in the other order. The ``Outbox`` appends
-  /// one record at a time, so its entries keep their order; one outbox per table, which the
-  /// sender lock (``lockSender()``) enforces.
+  /// moment through two connections may commit in the other order. KilnRepository's
+  /// `Outbox` appends one record at a time, so its entries keep their order; one outbox per
+  /// table, which the sender lock (``lockSender()``) enforces.
   ///
   /// Errors: a full disk on the server (SQLSTATE `53100`) is
   /// ``OutboxStoreError/storageFull``; a record over ``maximumRecordBytes`` is
@@ -52,7 +52,7 @@
   ///   ``operationTimeout`` passed, after the server received it) may still commit: the
   ///   server runs a statement blocked on a lock until it ends, even after the client gave
   ///   up. This is the one exception to "a call that threw wrote nothing". An append that
-  ///   failed that way and later committed is loaded by the next ``Outbox`` and sent, under
+  ///   failed that way and later committed is loaded by the next `Outbox` and sent, under
   ///   its own idempotency key. To rule it out, give the client's sessions a
   ///   `statement_timeout` shorter than ``operationTimeout``
   ///   (`configuration.options.additionalStartupParameters`).

@@ -397,8 +397,9 @@ extension SQLiteOutboxStore: SenderLockingOutboxStore {
   ///
   /// - Important: On iOS, a suspended app that holds a file lock in a shared (app group)
   ///   container is terminated by the system (`0xdead10cc`), as one that holds an SQLite
-  ///   lock there is. An app whose outbox lives in such a container closes it (``Outbox``'s
-  ///   `close()`) when it moves to the background, and opens it again when it returns.
+  ///   lock there is. An app whose outbox lives in such a container closes it (the `close()`
+  ///   of KilnRepository's `Outbox`) when it moves to the background, and opens it again
+  ///   when it returns.
   ///
   /// - Throws: ``OutboxStoreError/failed(_:)`` with ``SQLiteStoreError/openFailed(path:code:message:)``
   ///   when the lock file cannot be opened or created.
