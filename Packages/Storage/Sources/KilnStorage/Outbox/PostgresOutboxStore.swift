@@ -141,13 +141,7 @@
     private static func createSchema(
       table: String, entries: String, quarantine: String, on connection: PostgresConnection
     ) async throws {
-      let statements: [PostgresQuery] = [
-        // Concurrent CREATE TABLE IF NOT EXISTS can collide; one transaction at a time.
-        "SELECT pg_advisory_xact_lock(7402319873)",
-        """
-        CREATE TABLE IF NOT EXISTS kiln_store_schema (
-          table_name text PRIMARY KEY, version integer NOT NULL, created_at timestamptz NOT NULL DEFAULT now())
-        """,
+      let tables: [PostgresQuery] = [
         """
         CREATE TABLE IF NOT EXISTS \(unescaped: entries) (
           seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, channel text NOT NULL, scope bytea NOT NULL,
@@ -160,36 +154,10 @@
           record bytea NOT NULL, reason text NOT NULL, quarantined_at timestamptz NOT NULL)
         """,
       ]
-      for statement in statements { _ = try await LeasedStatement.run(statement, on: connection) }
-      var recorded = schemaVersion
-      let version = Int32(schemaVersion)
-      let versions = try await LeasedStatement.run(
-        """
-        INSERT INTO kiln_store_schema (table_name, version) VALUES (\(table), \(version))
-        ON CONFLICT (table_name) DO UPDATE SET table_name = EXCLUDED.table_name RETURNING version
-        """, on: connection)
-      for row in versions.rows { recorded = Int(try row.decode(Int32.self)) }
-      guard recorded <= schemaVersion else {
-        throw PostgresStoreError.incompatibleTable(
-          table: table, reason: "schema version \(recorded) is newer than \(schemaVersion)")
-      }
-      var columns: [String: String] = [:]
-      let described = try await LeasedStatement.run(
-        """
-        SELECT column_name::text, data_type::text FROM information_schema.columns
-        WHERE table_schema = current_schema() AND table_name = \(table)
-        """, on: connection)
-      for row in described.rows {
-        let (name, type) = try row.decode((String, String).self)
-        columns[name] = type
-      }
-      for (name, type) in expectedColumns where columns[name] != type {
-        throw PostgresStoreError.incompatibleTable(
-          table: table, reason: "column \(name) is \(columns[name] ?? "missing"), not \(type)")
-      }
-      // Created once the columns are checked: a foreign table is left untouched.
-      _ = try await LeasedStatement.run(
-        "CREATE UNIQUE INDEX IF NOT EXISTS \(unescaped: "\"\(table)_idem_key\"") ON \(unescaped: entries) (idem_key)",
+      let keyIndex: PostgresQuery =
+        "CREATE UNIQUE INDEX IF NOT EXISTS \(unescaped: "\"\(table)_idem_key\"") ON \(unescaped: entries) (idem_key)"
+      try await PostgresSchema.prepare(
+        table, creating: tables, version: schemaVersion, columns: expectedColumns, thenCreating: [keyIndex],
         on: connection)
     }
 
@@ -415,7 +383,7 @@
     ///   ``PostgresStoreError`` when the server cannot be reached within ``operationTimeout``.
     public func lockSender() async throws(OutboxStoreError) -> OutboxSenderLock {
       guard !isClosed.withLock({ $0 }) else { throw .closed }
-      let (table, lockClass, client, clock, limit) = (table, Self.senderLockClass, client, clock, operationTimeout)
+      let (table, client, clock, limit) = (table, client, clock, operationTimeout)
       let answer = Race<Swift.Result<Bool, any Error>>()
       let released = Signal()
       let holding = Task {
@@ -423,7 +391,7 @@
           do {
             return try await client.withConnection { connection in
               try await Self.holdLock(
-                table: table, lockClass: lockClass, on: connection, answer: answer, released: released,
+                table: table, on: connection, answer: answer, released: released,
                 unlockLimit: limit, clock: clock)
             }
           } catch  where LeasedStatement.isConnectionLoss(error) && attempt < PostgresOperations.maximumAttempts {
@@ -464,13 +432,14 @@
     /// On `connection`: tries the lock, tells `answer`, and when it got it, holds it until
     /// `released` (or until the session ends), then unlocks it.
     private static func holdLock(
-      table: String, lockClass: Int32, on connection: PostgresConnection,
+      table: String, on connection: PostgresConnection,
       answer: Race<Swift.Result<Bool, any Error>>, released: Signal, unlockLimit: Duration?,
       clock: any Clock<Duration>
     ) async throws {
       var locked = false
       let rows = try await LeasedStatement.run(
-        "SELECT pg_try_advisory_lock(\(lockClass), hashtext(current_schema() || '.' || \(table)))", on: connection)
+        "SELECT pg_try_advisory_lock(\(senderLockClass), hashtext(current_schema() || '.' || \(table)))", on: connection
+      )
       for row in rows.rows { locked = try row.decode(Bool.self) }
       if answer.resolve(.success(locked)) {
         guard locked else { return }
@@ -491,7 +460,7 @@
       defer { guardTask?.cancel() }
       var unlocked = false
       if let rows = try? await LeasedStatement.run(
-        "SELECT pg_advisory_unlock(\(lockClass), hashtext(current_schema() || '.' || \(table)))", on: connection)
+        "SELECT pg_advisory_unlock(\(senderLockClass), hashtext(current_schema() || '.' || \(table)))", on: connection)
       {
         for row in rows.rows { unlocked = (try? row.decode(Bool.self)) ?? false }
       }

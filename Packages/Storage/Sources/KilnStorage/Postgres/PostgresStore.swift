@@ -131,27 +131,9 @@
       sql = Statements(table: table)
       try await perform { [sql, table] connection in
         try await PostgresOperations.inTransaction(on: connection) {
-          for statement in sql.createSchema {
-            _ = try await LeasedStatement.run(statement, on: connection)
-          }
-          let versions = try await LeasedStatement.run(
-            sql.recordVersion(table: table, version: Self.schemaVersion), on: connection)
-          var recorded = Self.schemaVersion
-          for row in versions.rows { recorded = Int(try row.decode(Int32.self)) }
-          guard recorded <= Self.schemaVersion else {
-            throw PostgresStoreError.incompatibleTable(
-              table: table, reason: "schema version \(recorded) is newer than \(Self.schemaVersion)")
-          }
-          var columns: [String: String] = [:]
-          for row in try await LeasedStatement.run(sql.columns(table: table), on: connection).rows {
-            let (name, type) = try row.decode((String, String).self)
-            columns[name] = type
-          }
-          for (name, type) in Statements.expectedColumns where columns[name] != type {
-            throw PostgresStoreError.incompatibleTable(
-              table: table, reason: "column \(name) is \(columns[name] ?? "missing"), not \(type)")
-          }
-          _ = try await LeasedStatement.run(sql.createIndex, on: connection)
+          try await PostgresSchema.prepare(
+            table, creating: sql.createTables, version: Self.schemaVersion, columns: Statements.expectedColumns,
+            thenCreating: [sql.createIndex], on: connection)
         }
       }
     }

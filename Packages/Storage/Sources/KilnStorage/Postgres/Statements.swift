@@ -27,14 +27,9 @@
       expiryIndex = "\"\(table)_expires_at\""
     }
 
-    var createSchema: [PostgresQuery] {
+    /// The store's table and its lease table, created when missing (see ``PostgresSchema``).
+    var createTables: [PostgresQuery] {
       [
-        // Concurrent CREATE TABLE IF NOT EXISTS can collide; one transaction at a time.
-        "SELECT pg_advisory_xact_lock(7402319873)",
-        """
-        CREATE TABLE IF NOT EXISTS kiln_store_schema (
-          table_name text PRIMARY KEY, version integer NOT NULL, created_at timestamptz NOT NULL DEFAULT now())
-        """,
         """
         CREATE TABLE IF NOT EXISTS \(unescaped: table) (
           key bytea NOT NULL, key_hash bytea GENERATED ALWAYS AS (sha256(key)) STORED PRIMARY KEY,
@@ -51,20 +46,6 @@
     /// Created once the table's columns are checked: a foreign table is left untouched.
     var createIndex: PostgresQuery {
       "CREATE INDEX IF NOT EXISTS \(unescaped: expiryIndex) ON \(unescaped: table) (expires_at) WHERE expires_at IS NOT NULL"
-    }
-
-    func recordVersion(table: String, version: Int) -> PostgresQuery {
-      """
-      INSERT INTO kiln_store_schema (table_name, version) VALUES (\(table), \(Int32(version)))
-      ON CONFLICT (table_name) DO UPDATE SET table_name = EXCLUDED.table_name RETURNING version
-      """
-    }
-
-    func columns(table: String) -> PostgresQuery {
-      """
-      SELECT column_name::text, data_type::text FROM information_schema.columns
-      WHERE table_schema = current_schema() AND table_name = \(table)
-      """
     }
 
     func select(key: Data, now: Date) -> PostgresQuery {
@@ -152,6 +133,57 @@
     func releaseLease(key: Data, holder: String) -> PostgresQuery {
       let key = ByteBuffer(bytes: key)
       return "DELETE FROM \(unescaped: leases) WHERE key_hash = sha256(\(key)) AND holder = \(holder)"
+    }
+  }
+
+  /// Creates and checks the tables of a PostgreSQL store (``PostgresStore``,
+  /// ``PostgresOutboxStore``) inside the caller's transaction.
+  enum PostgresSchema {
+    /// Creates `tables` when missing, records `version` for `table` in `kiln_store_schema`
+    /// (keeping a version already recorded), refuses a newer recorded version or a `table`
+    /// without the `expected` columns (`information_schema` types), and only then runs
+    /// `indexes`, so that a foreign table is left untouched.
+    ///
+    /// - Throws: ``PostgresStoreError/incompatibleTable(table:reason:)``; what the statements throw.
+    static func prepare(
+      _ table: String, creating tables: [PostgresQuery], version: Int, columns expected: [(String, String)],
+      thenCreating indexes: [PostgresQuery], on connection: PostgresConnection
+    ) async throws {
+      let preamble: [PostgresQuery] = [
+        // Concurrent CREATE TABLE IF NOT EXISTS can collide; one transaction at a time.
+        "SELECT pg_advisory_xact_lock(7402319873)",
+        """
+        CREATE TABLE IF NOT EXISTS kiln_store_schema (
+          table_name text PRIMARY KEY, version integer NOT NULL, created_at timestamptz NOT NULL DEFAULT now())
+        """,
+      ]
+      for statement in preamble + tables { _ = try await LeasedStatement.run(statement, on: connection) }
+      let versions = try await LeasedStatement.run(
+        """
+        INSERT INTO kiln_store_schema (table_name, version) VALUES (\(table), \(Int32(version)))
+        ON CONFLICT (table_name) DO UPDATE SET table_name = EXCLUDED.table_name RETURNING version
+        """, on: connection)
+      var recorded = version
+      for row in versions.rows { recorded = Int(try row.decode(Int32.self)) }
+      guard recorded <= version else {
+        throw PostgresStoreError.incompatibleTable(
+          table: table, reason: "schema version \(recorded) is newer than \(version)")
+      }
+      let described = try await LeasedStatement.run(
+        """
+        SELECT column_name::text, data_type::text FROM information_schema.columns
+        WHERE table_schema = current_schema() AND table_name = \(table)
+        """, on: connection)
+      var columns: [String: String] = [:]
+      for row in described.rows {
+        let (name, type) = try row.decode((String, String).self)
+        columns[name] = type
+      }
+      for (name, type) in expected where columns[name] != type {
+        throw PostgresStoreError.incompatibleTable(
+          table: table, reason: "column \(name) is \(columns[name] ?? "missing"), not \(type)")
+      }
+      for statement in indexes { _ = try await LeasedStatement.run(statement, on: connection) }
     }
   }
 #endif

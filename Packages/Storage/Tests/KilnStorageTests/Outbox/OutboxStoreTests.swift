@@ -54,6 +54,21 @@ struct OutboxStoreTests {
     return IdempotencyKey(bytes: bytes)!
   }
 
+  /// Whether `store`'s sender lock is granted (and released again) within `attempts` tries,
+  /// `interval` apart: a lock given back asynchronously is free a moment later.
+  static func locksSoon(
+    _ store: any SenderLockingOutboxStore, attempts: Int, every interval: Duration
+  ) async throws -> Bool {
+    for _ in 0..<attempts {
+      if case .acquired(let lease) = try await store.lockSender() {
+        await lease.release()
+        return true
+      }
+      try await Task.sleep(for: interval)
+    }
+    return false
+  }
+
   static func entries(_ loads: [OutboxLoad]) -> [OutboxEntry] {
     loads.compactMap { load in
       guard case .entry(let entry) = load else { return nil }
@@ -263,16 +278,9 @@ struct OutboxStoreTests {
       }
       // A lease let go without release() gives the lock back too, a moment later.
       _ = consume again
-      var granted = false
-      for _ in 0..<500 where !granted {
-        if case .acquired(let lease) = try await store.lockSender() {
-          granted = true
-          await lease.release()
-        } else {
-          try await Task.sleep(for: .milliseconds(10))
-        }
-      }
-      #expect(granted, "the lock should be free once its lease is gone")
+      #expect(
+        try await Self.locksSoon(store, attempts: 500, every: .milliseconds(10)),
+        "the lock should be free once its lease is gone")
     }
   }
 

@@ -344,16 +344,9 @@
         }
         // The first client shut down with the lease unreleased: its session, and the lock, ended.
         #expect(pid != 0)
-        var granted = false
-        for _ in 0..<200 where !granted {
-          if case .acquired(let lease) = try await elsewhere.lockSender() {
-            granted = true
-            await lease.release()
-          } else {
-            try await Task.sleep(for: .milliseconds(20))
-          }
-        }
-        #expect(granted, "the lock of an ended session should be free")
+        #expect(
+          try await OutboxStoreTests.locksSoon(elsewhere, attempts: 200, every: .milliseconds(20)),
+          "the lock of an ended session should be free")
         withExtendedLifetime(lease) {}
       }
     }
