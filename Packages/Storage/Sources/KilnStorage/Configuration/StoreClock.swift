@@ -21,12 +21,20 @@ public enum StoreClock {
   ///
   /// Precise enough for cache stamps and lifetimes measured in seconds or more.
   public static let coarse: @Sendable () -> Date = {
+    Date(timeIntervalSinceReferenceDate: coarseInstant())
+  }
+
+  /// ``coarse``'s reading as seconds since the reference date, read inline: what
+  /// ``MemoryCache`` stamps and judges entries with when no clock is injected, without a
+  /// call through a closure or a `Date` (a tenth of a hit's cost, in perf).
+  @inlinable
+  static func coarseInstant() -> Double {
     #if os(Linux)
       var spec = timespec()
       clock_gettime(CLOCK_REALTIME_COARSE, &spec)
-      return Date(timeIntervalSince1970: Double(spec.tv_sec) + Double(spec.tv_nsec) * 1e-9)
+      return Double(spec.tv_sec) - Date.timeIntervalBetween1970AndReferenceDate + Double(spec.tv_nsec) * 1e-9
     #else
-      return Date()
+      return Date().timeIntervalSinceReferenceDate
     #endif
   }
 }

@@ -44,7 +44,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   // A KilnMutex behind an inlinable facade: the hot path specialises in the caller.
   @usableFromInline let state: InlinableLock<State>
   @usableFromInline let costOf: (@Sendable (Value) -> Int)?
-  @usableFromInline let now: @Sendable () -> Date
+  /// The injected wall clock; `nil` for ``StoreClock/coarse``, read inline.
+  @usableFromInline let clock: (@Sendable () -> Date)?
+  /// ``entryLifetime`` in seconds, or `nil`.
+  @usableFromInline let lifetimeSeconds: Double?
 
   /// The largest number of entries; `nil` for no limit.
   public let countLimit: Int?
@@ -72,12 +75,24 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   ///   - now: The wall clock that stamps and expires entries; by default
   ///     ``StoreClock/coarse``, millisecond-precise and cheap enough for a hot path.
   /// - Important: Limits must not be negative, and `entryLifetime` must be positive.
-  public init(
+  public convenience init(
     countLimit: Int? = nil,
     totalCostLimit: Int? = nil,
     cost: (@Sendable (Value) -> Int)? = nil,
     entryLifetime: Duration? = .seconds(3600),
     now: @escaping @Sendable () -> Date = StoreClock.coarse
+  ) {
+    self.init(
+      countLimit: countLimit, totalCostLimit: totalCostLimit, cost: cost, entryLifetime: entryLifetime,
+      clock: now)
+  }
+
+  init(
+    countLimit: Int?,
+    totalCostLimit: Int?,
+    cost: (@Sendable (Value) -> Int)?,
+    entryLifetime: Duration?,
+    clock: (@Sendable () -> Date)?
   ) {
     precondition((countLimit ?? 0) >= 0, "MemoryCache countLimit must not be negative, got \(countLimit!)")
     precondition((totalCostLimit ?? 0) >= 0, "MemoryCache totalCostLimit must not be negative, got \(totalCostLimit!)")
@@ -86,9 +101,53 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
     self.totalCostLimit = totalCostLimit
     self.entryLifetime = entryLifetime
     self.costOf = cost
-    self.now = now
+    self.clock = clock
+    self.lifetimeSeconds = entryLifetime?.timeInterval
     state = InlinableLock(
       State(table: LRUTable(countLimit: countLimit ?? .max, costLimit: totalCostLimit ?? .max)))
+  }
+
+  /// Creates an empty cache stamped by ``StoreClock/coarse``, which it reads inline.
+  ///
+  /// ```swift
+  /// let cache = MemoryCache<String, Article>(countLimit: 100, entryLifetime: .minutes(5))
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - countLimit: The largest number of entries; `nil` (the default) for no limit.
+  ///     `0` caches nothing.
+  ///   - totalCostLimit: The largest sum of costs; `nil` (the default) for no limit.
+  ///   - cost: The cost of a value, counted against `totalCostLimit`; the default is `1`
+  ///     per entry. Negative costs count as `0`. Called outside the cache's lock.
+  ///   - entryLifetime: How long entries stored without an explicit expiry live; one hour
+  ///     by default, `nil` for until evicted.
+  /// - Important: Limits must not be negative, and `entryLifetime` must be positive.
+  public convenience init(
+    countLimit: Int? = nil,
+    totalCostLimit: Int? = nil,
+    cost: (@Sendable (Value) -> Int)? = nil,
+    entryLifetime: Duration? = .seconds(3600)
+  ) {
+    self.init(
+      countLimit: countLimit, totalCostLimit: totalCostLimit, cost: cost, entryLifetime: entryLifetime,
+      clock: nil)
+  }
+
+  /// The current time as seconds since the reference date, from the injected clock or
+  /// else the coarse clock read inline.
+  @inlinable
+  var instant: Double {
+    if let clock { return clock().timeIntervalSinceReferenceDate }
+    return StoreClock.coarseInstant()
+  }
+
+  /// When an entry stored at `stored` expires: `explicit` when given, else after
+  /// ``entryLifetime``, else never (`.infinity`), as `EntryLifetime.expiry` computes it.
+  @inlinable
+  func expiry(_ explicit: Date?, storedAt stored: Double) -> Double {
+    if let explicit { return explicit.timeIntervalSinceReferenceDate }
+    guard let lifetimeSeconds else { return .infinity }
+    return stored + lifetimeSeconds
   }
 
   // MARK: - Reading
@@ -142,9 +201,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
     }
     guard let found else { return nil }
     if found.expiresAt != .infinity {
-      // `now` is user code: judged outside the lock, then the entry is removed only if it
+      // The clock may be user code: judged outside the lock, then the entry is removed only if it
       // is still the one that was read.
-      let instant = now().timeIntervalSinceReferenceDate
       if instant > found.expiresAt {
         let (storedAt, expiresAt) = (found.storedAt, found.expiresAt)
         let removed = state.withLock { state in
@@ -167,7 +225,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   /// Whether a value that has not expired is stored under `key`, without marking it used.
   public func contains(_ key: Key) -> Bool {
     guard let node = state.withLock({ $0.table.peek(key) }) else { return false }
-    return node.expiresAt == .infinity || now().timeIntervalSinceReferenceDate <= node.expiresAt
+    return node.expiresAt == .infinity || instant <= node.expiresAt
   }
 
   // MARK: - Writing
@@ -185,10 +243,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   ///   are counted in ``statistics``.
   @inlinable
   public func setValue(_ value: Value, forKey key: Key, expiresAt: Date?) {
-    let stamp = now()
+    let stored = instant
     insert(
       value, forKey: key, cost: costOf.map { max(0, $0(value)) } ?? 1,
-      storedAt: stamp, expiresAt: EntryLifetime.expiry(expiresAt, storedAt: stamp, lifetime: entryLifetime))
+      storedAt: stored, expiresAt: expiry(expiresAt, storedAt: stored))
   }
 
   /// Stores `value` under `key` with an explicit cost instead of the cost closure's.
@@ -200,10 +258,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   ///   - expiresAt: When it expires; `nil` applies ``entryLifetime``.
   @inlinable
   public func setValue(_ value: Value, forKey key: Key, cost: Int, expiresAt: Date? = nil) {
-    let stamp = now()
-    insert(
-      value, forKey: key, cost: max(0, cost), storedAt: stamp,
-      expiresAt: EntryLifetime.expiry(expiresAt, storedAt: stamp, lifetime: entryLifetime))
+    let stored = instant
+    insert(value, forKey: key, cost: max(0, cost), storedAt: stored, expiresAt: expiry(expiresAt, storedAt: stored))
   }
 
   /// Stores a whole entry, keeping its `CacheEntry/storedAt` date.
@@ -218,7 +274,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) {
     insert(
       entry.value, forKey: key, cost: costOf.map { max(0, $0(entry.value)) } ?? 1,
-      storedAt: entry.storedAt, expiresAt: entry.expiresAt)
+      storedAt: entry.storedAt.timeIntervalSinceReferenceDate,
+      expiresAt: entry.expiresAt?.timeIntervalSinceReferenceDate ?? .infinity)
   }
 
   /// Stores a whole entry, as ``setEntry(_:forKey:)``, only if `isCurrent` — evaluated under
@@ -254,9 +311,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   }
 
   @inlinable
-  func insert(_ value: Value, forKey key: Key, cost: Int, storedAt: Date, expiresAt: Date?) {
-    let stored = storedAt.timeIntervalSinceReferenceDate
-    let expires = expiresAt?.timeIntervalSinceReferenceDate ?? .infinity
+  func insert(_ value: Value, forKey key: Key, cost: Int, storedAt stored: Double, expiresAt expires: Double) {
     // What leaves the cache is collected here and released after the lock is dropped.
     var replaced: Value?
     var firstEvicted: LRUNode<Key, Value>?
@@ -295,7 +350,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   /// - Returns: The number of entries removed.
   @discardableResult
   public func removeExpired() -> Int {
-    let instant = now().timeIntervalSinceReferenceDate
+    let instant = instant
     let removed = state.withLock { state in
       let removed = state.table.removeExpired(at: instant)
       state.statistics.expirations += removed.count
