@@ -13,6 +13,8 @@ final class SQLiteConnection: @unchecked Sendable {
   let handle: OpaquePointer
   let path: String
   private var statements: [String: OpaquePointer] = [:]
+  /// The statement ``statement(_:)`` returned last, one of `statements`.
+  private var lastStatement: (sql: String, handle: OpaquePointer)?
 
   init(path: String, readOnly: Bool, busyTimeout: Duration) throws(SQLiteStoreError) {
     var handle: OpaquePointer?
@@ -125,13 +127,21 @@ final class SQLiteConnection: @unchecked Sendable {
 
   /// A cached prepared statement for `sql`, reset and cleared of bindings.
   func statement(_ sql: String) throws(SQLiteStoreError) -> SQLiteStatement {
+    // The last statement first: a store asks again and again for the same SQL, held in one
+    // of its properties, and comparing a string with itself is a pointer comparison where
+    // the dictionary would hash the whole text (a tenth of a point read's own cost).
+    if let last = lastStatement, last.sql == sql {
+      return SQLiteStatement(handle: last.handle, connection: self)
+    }
     if let cached = statements[sql] {
+      lastStatement = (sql, cached)
       return SQLiteStatement(handle: cached, connection: self)
     }
     var statement: OpaquePointer?
     let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
     guard code == SQLITE_OK, let statement else { throw lastError(code) }
     statements[sql] = statement
+    lastStatement = (sql, statement)
     return SQLiteStatement(handle: statement, connection: self)
   }
 

@@ -194,11 +194,20 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
     try Task.checkCancellation()
     var rows: [(key: Data, value: Data)] = []
     rows.reserveCapacity(entries.underestimatedCount)
-    for (key, value) in entries {
+    func append(_ key: Key, _ value: Value) throws {
       let keyBytes = try encode(key)
       let valueBytes: Data
       do { valueBytes = try valueCodec.encode(value) } catch { throw SQLiteStoreError.valueEncodingFailed(error) }
       rows.append((keyBytes, valueBytes))
+    }
+    // Through a buffer when the entries are contiguous (an array): iterating a generic
+    // sequence unspecialised reads each element through a coroutine that allocates its frame
+    // (one allocation per row, in perf).
+    let wasContiguous: Void? = try entries.withContiguousStorageIfAvailable { buffer in
+      for index in buffer.indices { try append(buffer[index].0, buffer[index].1) }
+    }
+    if wasContiguous == nil {
+      for (key, value) in entries { try append(key, value) }
     }
     guard !rows.isEmpty else { return }
     let stamp = now()
@@ -280,28 +289,33 @@ public final class SQLiteStore<Key: Hashable & Sendable, Value: Sendable>: KeyVa
   }
 
   /// Runs `body` with a read connection checked out of the pool (opened if none is idle).
+  @inline(__always)
   private func withReader<Result>(
     _ body: (SQLiteConnection) throws(SQLiteStoreError) -> Result
   ) throws(SQLiteStoreError) -> Result {
+    // `defer` rather than a `Swift.Result` around the body: a generic `Result` here cost a
+    // metadata lookup on every read.
+    let connection = try checkOutReader()
+    defer { checkIn(connection) }
+    return try body(connection)
+  }
+
+  private func checkOutReader() throws(SQLiteStoreError) -> SQLiteConnection {
     let checkedOut: SQLiteConnection?? = readers.withLock { pool in
       pool.isClosed ? nil : .some(pool.idle.popLast())
     }
     guard let checkedOut else { throw .closed }
-    let connection: SQLiteConnection
-    if let checkedOut {
-      connection = checkedOut
-    } else {
-      connection = try SQLiteConnection(path: path, readOnly: true, busyTimeout: busyTimeout)
-    }
-    let result: Swift.Result<Result, SQLiteStoreError>
-    do { result = .success(try body(connection)) } catch { result = .failure(error) }
+    if let checkedOut { return checkedOut }
+    return try SQLiteConnection(path: path, readOnly: true, busyTimeout: busyTimeout)
+  }
+
+  private func checkIn(_ connection: SQLiteConnection) {
     let surplus: SQLiteConnection? = readers.withLock { pool in
       guard !pool.isClosed, pool.idle.count < Self.maximumIdleReaders else { return connection }
       pool.idle.append(connection)
       return nil
     }
     withExtendedLifetime(surplus) {}
-    return try result.get()
   }
 }
 
