@@ -34,15 +34,18 @@ struct CacheExchange: Sendable {
       return Self.tagged(
         response, status: HTTPCacheStatus(forward: .method, forwardStatus: response.status, stored: isStored))
     }
-    let variants = await cache.storedResponses(for: request.url)
-    let stored = StoredHTTPResponse.selected(variants, for: request)
-    if let stored, stored.response.status == 206, !request.headers.contains("Range"),
-      !CacheControl(request.headers).onlyIfCached
-    {
-      counters.add(.misses)
-      return try await completing(request, partial: stored, send: send)
+    let variants: [StoredHTTPResponse]
+    if let inMemory = cache.storedResponsesInMemory(for: request.url) {
+      variants = inMemory
+    } else {
+      variants = await cache.storedResponses(for: request.url)
     }
-    switch policy.decision(for: request, stored: stored ?? variants.first, now: cache.now()) {
+    let stored = StoredHTTPResponse.selected(variants, for: request)
+    guard let decision = decision(for: request, selected: stored, of: variants) else {
+      counters.add(.misses)
+      return try await completing(request, partial: stored!, send: send)
+    }
+    switch decision {
     case .serve(let response):
       counters.add(.hits)
       return response
@@ -88,6 +91,35 @@ struct CacheExchange: Sendable {
       }
       return try await forward(request, as: forwarded, stored: stored, reason: reason, send: send)
     }
+  }
+
+  /// `request` answered from the cache without suspending, or `nil`: a `GET` the policy
+  /// serves from a store read synchronously (a `MemoryCache`), counted as a hit. Anything
+  /// else is for ``respond(to:send:sendInBackground:)``, which decides it again.
+  ///
+  /// Callers try it first: a fresh hit then takes no asynchronous call and makes no closure
+  /// over the next transport.
+  func immediateHit(for request: HTTPRequest) -> HTTPResponse? {
+    guard request.method == .get, let variants = cache.storedResponsesInMemory(for: request.url),
+      case .serve(let response) = decision(
+        for: request, selected: StoredHTTPResponse.selected(variants, for: request), of: variants)
+    else { return nil }
+    cache.counters.add(.hits)
+    return response
+  }
+
+  /// The policy's decision for a `GET` given the variants stored for its URL and the one
+  /// selected for it; `nil` when the selected one is the start of a representation (a `206`)
+  /// that a request for all of it completes.
+  private func decision(
+    for request: HTTPRequest, selected stored: StoredHTTPResponse?, of variants: [StoredHTTPResponse]
+  ) -> HTTPCacheDecision? {
+    if let stored, stored.response.status == 206, !request.headers.contains("Range"),
+      !CacheControl(request.headers).onlyIfCached
+    {
+      return nil
+    }
+    return cache.policy.decision(for: request, stored: stored ?? variants.first, now: cache.now())
   }
 
   /// Answers `request`, for a whole representation, when the store holds only its start

@@ -46,6 +46,7 @@ public struct CachingTransport<Base: Transport>: Transport {
   }
 
   public func send(_ request: HTTPRequest, options: TransportOptions) async throws(TransportError) -> HTTPResponse {
+    if let hit = CacheExchange(cache: cache).immediateHit(for: request) { return hit }
     let base = base
     let background = TransportOptions(maximumBodySize: options.maximumBodySize, redirects: options.redirects)
     do {

@@ -54,6 +54,12 @@ public final class HTTPCache: Sendable {
   /// lookup in a store with an inlinable read path (`MemoryCache`) is specialised rather than
   /// going through the generic protocol witness (a fifth of a fresh hit).
   private let readEntry: @Sendable (String) async -> CacheEntry<Data>?
+  /// Reads and removes an entry without suspending, when ``store`` is a
+  /// `SynchronousKeyValueStore` (a `MemoryCache`): a fresh hit is then answered with no
+  /// asynchronous call (their frames and executor checks were a tenth of a hit). Closures
+  /// made where the store's type is known, as `readEntry`.
+  private let readNow: (@Sendable (String) -> CacheEntry<Data>?)?
+  private let removeNow: (@Sendable (String) -> Void)?
   /// The decoded form of the entries read or written last.
   let decoded = DecodedEntries()
   private let revalidations = KilnMutex<[String: Task<Void, Never>]>([:])
@@ -115,6 +121,51 @@ public final class HTTPCache: Sendable {
       maximumVariants: maximumVariants, collapsing: collapsing, now: now)
   }
 
+  /// Creates a cache over a store that answers without suspending (a `MemoryCache`): a fresh
+  /// hit is then answered with no asynchronous call.
+  ///
+  /// - Parameters:
+  ///   - store: Where the responses are kept.
+  ///   - policy: The caching rules; a private cache by default.
+  ///   - maximumVariants: How many `Vary` variants to keep per URL; 8 by default.
+  ///   - now: The wall clock; `Date.init` by default.
+  @inlinable
+  public convenience init(
+    store: some SynchronousKeyValueStore<String, Data>,
+    policy: HTTPCachePolicy = .private,
+    maximumVariants: Int = 8,
+    now: @escaping @Sendable () -> Date = Date.init
+  ) {
+    self.init(
+      store: store, policy: policy, maximumVariants: maximumVariants, collapsing: RequestCollapsing(), now: now)
+  }
+
+  /// Creates a cache over a store that answers without suspending (a `MemoryCache`), saying
+  /// how processes sharing it collapse their requests (ignored for a store that is no
+  /// `LeasingStore`).
+  ///
+  /// - Parameters:
+  ///   - store: Where the responses are kept.
+  ///   - policy: The caching rules.
+  ///   - maximumVariants: How many `Vary` variants to keep per URL; 8 by default.
+  ///   - collapsing: How processes sharing a `LeasingStore` send one request per key to the
+  ///     origin; `nil` to let each process ask for itself.
+  ///   - now: The wall clock; `Date.init` by default.
+  @inlinable
+  public convenience init(
+    store: some SynchronousKeyValueStore<String, Data>,
+    policy: HTTPCachePolicy = .private,
+    maximumVariants: Int = 8,
+    collapsing: RequestCollapsing?,
+    now: @escaping @Sendable () -> Date = Date.init
+  ) {
+    let read: @Sendable (String) -> CacheEntry<Data>? = { key in store.entry(forKey: key) }
+    self.init(
+      store: store, readEntry: { key in read(key) }, readNow: read,
+      removeNow: { key in store.removeValue(forKey: key) }, policy: policy, maximumVariants: maximumVariants,
+      collapsing: collapsing, now: now)
+  }
+
   @usableFromInline
   convenience init(
     store: any KeyValueStore<String, Data>,
@@ -129,9 +180,25 @@ public final class HTTPCache: Sendable {
   }
 
   @usableFromInline
+  convenience init(
+    store: any KeyValueStore<String, Data>,
+    readEntry: @escaping @Sendable (String) async -> CacheEntry<Data>?,
+    policy: HTTPCachePolicy,
+    maximumVariants: Int,
+    collapsing: RequestCollapsing?,
+    now: @escaping @Sendable () -> Date
+  ) {
+    self.init(
+      store: store, readEntry: readEntry, readNow: nil, removeNow: nil, policy: policy,
+      maximumVariants: maximumVariants, collapsing: collapsing, now: now)
+  }
+
+  @usableFromInline
   init(
     store: any KeyValueStore<String, Data>,
     readEntry: @escaping @Sendable (String) async -> CacheEntry<Data>?,
+    readNow: (@Sendable (String) -> CacheEntry<Data>?)?,
+    removeNow: (@Sendable (String) -> Void)?,
     policy: HTTPCachePolicy,
     maximumVariants: Int,
     collapsing: RequestCollapsing?,
@@ -140,6 +207,8 @@ public final class HTTPCache: Sendable {
     precondition(maximumVariants >= 1, "HTTPCache maximumVariants must be at least 1")
     self.store = store
     self.readEntry = readEntry
+    self.readNow = readNow
+    self.removeNow = removeNow
     self.policy = policy
     self.maximumVariants = maximumVariants
     self.now = now
@@ -159,18 +228,38 @@ public final class HTTPCache: Sendable {
   /// Every stored variant for `url`, newest first; empty when none, or when the stored entry
   /// is corrupt (it is then removed) or the store cannot be read.
   public func storedResponses(for url: URL) async -> [StoredHTTPResponse] {
+    if let variants = storedResponsesInMemory(for: url) { return variants }
     let key = Self.key(for: url)
     guard let entry = await readEntry(key) else { return [] }
-    if let variants = decoded.variants(forKey: key, bytes: entry.value) { return variants }
+    if let variants = variants(decodedFrom: entry.value, forKey: key) { return variants }
+    try? await store.removeValue(forKey: key)
+    return []
+  }
+
+  /// ``storedResponses(for:)`` without suspending, when the store is a `MemoryCache`; `nil`
+  /// for any other store.
+  func storedResponsesInMemory(for url: URL) -> [StoredHTTPResponse]? {
+    guard let readNow, let removeNow else { return nil }
+    let key = Self.key(for: url)
+    guard let entry = readNow(key) else { return [] }
+    if let variants = variants(decodedFrom: entry.value, forKey: key) { return variants }
+    removeNow(key)
+    return []
+  }
+
+  /// What `bytes`, read from the store under `key`, decode to: the variants decoded from the
+  /// same bytes before, or decoded now and remembered. `nil` when they are corrupt: counted
+  /// and forgotten, for the caller to remove from the store.
+  private func variants(decodedFrom bytes: Data, forKey key: String) -> [StoredHTTPResponse]? {
+    if let variants = decoded.variants(forKey: key, bytes: bytes) { return variants }
     do {
-      let variants = try StoredResponseCodec.decode(entry.value)
-      decoded.remember(variants, decodedFrom: entry.value, forKey: key)
+      let variants = try StoredResponseCodec.decode(bytes)
+      decoded.remember(variants, decodedFrom: bytes, forKey: key)
       return variants
     } catch {
       counters.add(.corruptEntries)
       decoded.forget(key)
-      try? await store.removeValue(forKey: key)
-      return []
+      return nil
     }
   }
 

@@ -468,17 +468,20 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     _ stored: StoredHTTPResponse, age: TimeInterval, lifetime: TimeInterval, detail: String? = nil,
     forward: HTTPCacheStatus.Forward? = nil, forwardStatus: Int? = nil, stored isStored: Bool = false
   ) -> HTTPResponse {
-    var response = stored.response
     let limit = TimeInterval(CacheControl.maximumDeltaSeconds)
     let wholeAge = Int(min(age.rounded(.down), limit))
-    response.headers.set(String(wholeAge), for: "Age")
     // Clamped both ways: a stored entry's times are any finite values, and a heuristic
     // lifetime from a response time far in the future exceeds what an `Int` holds.
     let ttl = Int(min(limit, max(-limit, (lifetime - age).rounded(.down))))
+    let isPlainHit = forward == nil && forwardStatus == nil && !isStored && detail == nil
+    if isPlainHit, let served = stored.servedHit(age: wholeAge, ttl: ttl) { return served }
+    var response = stored.response
+    response.headers.set(String(wholeAge), for: "Age")
     let status = HTTPCacheStatus(
       hit: forward == nil, forward: forward, forwardStatus: forwardStatus, ttl: ttl, stored: isStored,
       detail: detail)
     response.headers.add(status.description, for: "Cache-Status")
+    if isPlainHit { stored.rememberServedHit(response, age: wholeAge, ttl: ttl) }
     return response
   }
 

@@ -1,4 +1,5 @@
 public import Foundation
+import _KilnSynchronization
 
 /// A response as an HTTP cache keeps it: the response itself, when the exchange that produced
 /// it started and ended, and the request header values it varies on.
@@ -30,6 +31,8 @@ public struct StoredHTTPResponse: Sendable, Hashable {
     let entityTag: String?
     let varyNames: [String]
     let targeted: [(name: String, directives: CacheControl)]
+    /// The response last served from this one as a plain hit, with its whole age and ttl.
+    let lastHit = KilnMutex<(age: Int, ttl: Int, response: HTTPResponse)?>(nil)
 
     init(
       response: HTTPResponse, requestTime: Date, responseTime: Date, varyValues: [String: String],
@@ -56,6 +59,27 @@ public struct StoredHTTPResponse: Sendable, Hashable {
   /// The valid targeted cache-control fields of the response (RFC 9213: `CDN-Cache-Control`
   /// and any other `*-Cache-Control`), parsed once, by lowercased name.
   var targetedCacheControls: [(name: String, directives: CacheControl)] { storage.targeted }
+
+  /// The response served from this one as a plain fresh hit (`Age` of `age`, a `Cache-Status`
+  /// of `hit; ttl=<ttl>`) when the last such hit had the same age and ttl, else `nil`: hits
+  /// within the same second share one response instead of each copying the header fields and
+  /// rendering both (a fifth of a hit). Tied to this stored response, so it is gone with it.
+  func servedHit(age: Int, ttl: Int) -> HTTPResponse? {
+    storage.lastHit.withLock { last in
+      guard let last, last.age == age, last.ttl == ttl else { return nil }
+      return last.response
+    }
+  }
+
+  /// Remembers `response` as the one served as a plain hit at `age` with `ttl`.
+  func rememberServedHit(_ response: HTTPResponse, age: Int, ttl: Int) {
+    let previous = storage.lastHit.withLock { last in
+      let previous = last
+      last = (age, ttl, response)
+      return previous
+    }
+    withExtendedLifetime(previous) {}
+  }
 
   /// The stored response, headers as received (minus hop-by-hop fields).
   public var response: HTTPResponse { storage.response }

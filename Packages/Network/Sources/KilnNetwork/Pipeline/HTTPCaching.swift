@@ -21,10 +21,12 @@ public struct HTTPCaching: RequestMiddleware {
   public func send(_ request: HTTPRequest, context: RequestContext, next: RequestNext) async throws(NetworkError)
     -> HTTPResponse
   {
+    let exchange = CacheExchange(cache: cache)
+    if let hit = exchange.immediateHit(for: request) { return hit }
     var withoutProgress = context
     withoutProgress.progress = nil
     let background = withoutProgress
-    return try await CacheExchange(cache: cache).respond(
+    return try await exchange.respond(
       to: request,
       send: { request throws(NetworkError) in try await next.send(request, context: context) },
       sendInBackground: { request throws(NetworkError) in try await next.send(request, context: background) })

@@ -29,7 +29,7 @@ public import Foundation
 ///   and short. The `cost` and `now` closures are called outside the lock, and values
 ///   that leave the cache are released outside it too, so their deinitialisers may use
 ///   the cache.
-public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyValueStore, Sendable {
+public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: SynchronousKeyValueStore, Sendable {
   @usableFromInline
   struct State {
     @usableFromInline var table: LRUTable<Key, Value>
