@@ -7,13 +7,42 @@ struct CacheExchange: Sendable {
 
   let cache: HTTPCache
 
+  /// What the cache holds for a `GET`: the stored response selected for it, and the policy's
+  /// decision; `nil` for the decision when the selected response is the start of a
+  /// representation (a `206`) that a request for all of it completes.
+  struct Lookup {
+    let stored: StoredHTTPResponse?
+    let decision: HTTPCacheDecision?
+  }
+
+  /// `request` looked up without suspending; `nil` for a request other than a `GET`, or a
+  /// store that is read only asynchronously.
+  ///
+  /// Callers look up first and answer a fresh hit (``hit(_:)``) with no asynchronous call and
+  /// no closure over the next transport; anything else goes to
+  /// ``respond(to:lookup:send:sendInBackground:)`` with the lookup, which acts on it without
+  /// reading or deciding again.
+  func lookUpNow(_ request: HTTPRequest) -> Lookup? {
+    guard request.method == .get, let variants = cache.storedResponsesInMemory(for: request.url) else { return nil }
+    return lookUp(request, in: variants)
+  }
+
+  /// `lookup`'s response when the cache serves it as it is (a fresh hit), counted as a hit.
+  func hit(_ lookup: Lookup?) -> HTTPResponse? {
+    guard let decision = lookup?.decision, case .serve(let response) = decision else { return nil }
+    cache.counters.add(.hits)
+    return response
+  }
+
   /// Answers `request` from the cache where RFC 9111 allows, sending to the origin with
   /// `send` otherwise, and revalidations in the background with `sendInBackground`.
   ///
+  /// - Parameter lookup: What ``lookUpNow(_:)`` found for `request`, if the caller looked up
+  ///   already; `nil` to read the store here.
   /// - Throws: What `send` threw, when no stored response may stand in.
-  func respond(to request: HTTPRequest, send: Send, sendInBackground: @escaping Send) async throws(NetworkError)
-    -> HTTPResponse
-  {
+  func respond(
+    to request: HTTPRequest, lookup: Lookup? = nil, send: Send, sendInBackground: @escaping Send
+  ) async throws(NetworkError) -> HTTPResponse {
     let policy = cache.policy
     let counters = cache.counters
     guard request.method == .get else {
@@ -34,14 +63,14 @@ struct CacheExchange: Sendable {
       return Self.tagged(
         response, status: HTTPCacheStatus(forward: .method, forwardStatus: response.status, stored: isStored))
     }
-    let variants: [StoredHTTPResponse]
-    if let inMemory = cache.storedResponsesInMemory(for: request.url) {
-      variants = inMemory
+    let found: Lookup
+    if let lookup {
+      found = lookup
     } else {
-      variants = await cache.storedResponses(for: request.url)
+      found = lookUp(request, in: await cache.storedResponses(for: request.url))
     }
-    let stored = StoredHTTPResponse.selected(variants, for: request)
-    guard let decision = decision(for: request, selected: stored, of: variants) else {
+    let stored = found.stored
+    guard let decision = found.decision else {
       counters.add(.misses)
       return try await completing(request, partial: stored!, send: send)
     }
@@ -93,33 +122,16 @@ struct CacheExchange: Sendable {
     }
   }
 
-  /// `request` answered from the cache without suspending, or `nil`: a `GET` the policy
-  /// serves from a store read synchronously (a `MemoryCache`), counted as a hit. Anything
-  /// else is for ``respond(to:send:sendInBackground:)``, which decides it again.
-  ///
-  /// Callers try it first: a fresh hit then takes no asynchronous call and makes no closure
-  /// over the next transport.
-  func immediateHit(for request: HTTPRequest) -> HTTPResponse? {
-    guard request.method == .get, let variants = cache.storedResponsesInMemory(for: request.url),
-      case .serve(let response) = decision(
-        for: request, selected: StoredHTTPResponse.selected(variants, for: request), of: variants)
-    else { return nil }
-    cache.counters.add(.hits)
-    return response
-  }
-
-  /// The policy's decision for a `GET` given the variants stored for its URL and the one
-  /// selected for it; `nil` when the selected one is the start of a representation (a `206`)
-  /// that a request for all of it completes.
-  private func decision(
-    for request: HTTPRequest, selected stored: StoredHTTPResponse?, of variants: [StoredHTTPResponse]
-  ) -> HTTPCacheDecision? {
+  /// What the cache holds for the `GET` `request`, given the variants stored for its URL.
+  private func lookUp(_ request: HTTPRequest, in variants: [StoredHTTPResponse]) -> Lookup {
+    let stored = StoredHTTPResponse.selected(variants, for: request)
     if let stored, stored.response.status == 206, !request.headers.contains("Range"),
       !CacheControl(request.headers).onlyIfCached
     {
-      return nil
+      return Lookup(stored: stored, decision: nil)
     }
-    return cache.policy.decision(for: request, stored: stored ?? variants.first, now: cache.now())
+    return Lookup(
+      stored: stored, decision: cache.policy.decision(for: request, stored: stored ?? variants.first, now: cache.now()))
   }
 
   /// Answers `request`, for a whole representation, when the store holds only its start

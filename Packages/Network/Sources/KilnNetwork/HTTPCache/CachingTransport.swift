@@ -46,12 +46,14 @@ public struct CachingTransport<Base: Transport>: Transport {
   }
 
   public func send(_ request: HTTPRequest, options: TransportOptions) async throws(TransportError) -> HTTPResponse {
-    if let hit = CacheExchange(cache: cache).immediateHit(for: request) { return hit }
+    let exchange = CacheExchange(cache: cache)
+    let lookup = exchange.lookUpNow(request)
+    if let hit = exchange.hit(lookup) { return hit }
     let base = base
     let background = TransportOptions(maximumBodySize: options.maximumBodySize, redirects: options.redirects)
     do {
-      return try await CacheExchange(cache: cache).respond(
-        to: request,
+      return try await exchange.respond(
+        to: request, lookup: lookup,
         send: { request throws(NetworkError) in
           try await RequestNext.transmit(request, options: options, through: base)
         },

@@ -22,12 +22,13 @@ public struct HTTPCaching: RequestMiddleware {
     -> HTTPResponse
   {
     let exchange = CacheExchange(cache: cache)
-    if let hit = exchange.immediateHit(for: request) { return hit }
+    let lookup = exchange.lookUpNow(request)
+    if let hit = exchange.hit(lookup) { return hit }
     var withoutProgress = context
     withoutProgress.progress = nil
     let background = withoutProgress
     return try await exchange.respond(
-      to: request,
+      to: request, lookup: lookup,
       send: { request throws(NetworkError) in try await next.send(request, context: context) },
       sendInBackground: { request throws(NetworkError) in try await next.send(request, context: background) })
   }

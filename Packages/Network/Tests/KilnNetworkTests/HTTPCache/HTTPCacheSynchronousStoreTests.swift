@@ -94,6 +94,24 @@ struct HTTPCacheSynchronousStoreTests {
     #expect(cache.statistics.hits == 4)
   }
 
+  @Test("a request the cache does not serve as it is reaches the origin after one read of the store")
+  func oneReadBeforeForwarding() async throws {
+    let memory = MemoryCache<String, Data>(entryLifetime: nil)
+    let readsBeforeOrigin = Recorder<Int>()
+    let origin = ScriptedTransport { _ in
+      let statistics = memory.statistics
+      readsBeforeOrigin.append(statistics.hits + statistics.misses)
+      return HTTPResponse(
+        status: 200, headers: ["Cache-Control": "max-age=10", "Date": HTTPDate.format(self.now.now)],
+        body: Data("v1".utf8))
+    }
+    let transport = origin.caching(in: HTTPCache(store: memory, now: now.provider))
+    _ = try await transport.send(getRequest())  // a miss
+    let afterMiss = memory.statistics.hits + memory.statistics.misses
+    _ = try await transport.send(getRequest(["Cache-Control": "no-cache"]))  // a stored response, forwarded
+    #expect(readsBeforeOrigin.values == [1, afterMiss + 1])
+  }
+
   @Test("10,000 concurrent hits over a MemoryCache answer one body, with the Age of their second")
   func concurrentHits() async throws {
     let cache = HTTPCache(store: MemoryCache<String, Data>(entryLifetime: nil), now: now.provider)
