@@ -97,12 +97,52 @@ final class Mailbox: Sendable {
   }
 }
 
+/// A ``Mailbox`` whose subscriber also stops waiting when its task is cancelled, as any
+/// `AsyncSequence` must (an `AsyncStream` does it the same way): each wait registers a task
+/// cancellation handler. What that costs is the part of a subscription no implementation can
+/// avoid beyond the bare floor.
+final class CancellableMailbox: Sendable {
+  private let mailbox = Mailbox()
+
+  /// Suspends until a value comes (or returns the one waiting); -1 once the task is cancelled.
+  func next() async -> Int {
+    await withTaskCancellationHandler {
+      await mailbox.next()
+    } onCancel: {
+      mailbox.send(-1)
+    }
+  }
+
+  /// Hands `value` to the subscriber, resuming it when it waits.
+  func send(_ value: Int) {
+    mailbox.send(value)
+  }
+}
+
 /// The floor of the fan-out comparisons: `subscribers` tasks, each suspended on its own
 /// ``Mailbox``, resumed by one loop with each new value.
 func handWrittenFanOut(_ benchmark: Benchmark, subscribers: Int) async {
   benchmark.stopMeasurement()
   let deliveries = Deliveries()
   let mailboxes = (0..<subscribers).map { _ in Mailbox() }
+  let tasks = mailboxes.map { mailbox in
+    Task {
+      while await mailbox.next() >= 0 { deliveries.add() }
+    }
+  }
+  await measureFanOut(benchmark, subscribers: subscribers, deliveries: deliveries) { value in
+    for mailbox in mailboxes { mailbox.send(value) }
+  }
+  for mailbox in mailboxes { mailbox.send(-1) }
+  for task in tasks { await task.value }
+}
+
+/// The same floor with ``CancellableMailbox``es. Written out, not made generic over the
+/// mailbox: a generic floor measured slower than either (one allocation per delivery).
+func cancellableHandWrittenFanOut(_ benchmark: Benchmark, subscribers: Int) async {
+  benchmark.stopMeasurement()
+  let deliveries = Deliveries()
+  let mailboxes = (0..<subscribers).map { _ in CancellableMailbox() }
   let tasks = mailboxes.map { mailbox in
     Task {
       while await mailbox.next() >= 0 { deliveries.add() }
@@ -153,6 +193,17 @@ let benchmarks: @Sendable () -> Void = {
       await repositoryFanOut(benchmark, subscribers: subscribers)
     } baseline: { benchmark in
       await handWrittenFanOut(benchmark, subscribers: subscribers)
+    }
+    // The same against hand-written subscribers that also end when their task is cancelled:
+    // the floor of a subscription that honours cancellation. No target; it shows how much of
+    // the gap above is the cancellation handler every wait registers.
+    comparison(
+      "Repository fan-out to \(label) subscribers vs resuming as many cancellable hand-written continuations",
+      batch: subscribers
+    ) { benchmark in
+      await repositoryFanOut(benchmark, subscribers: subscribers)
+    } baseline: { benchmark in
+      await cancellableHandWrittenFanOut(benchmark, subscribers: subscribers)
     }
   }
 

@@ -138,7 +138,7 @@ final class FlowRegistry<Param: Hashable & Sendable, Data: Sendable>: Sendable {
     _ param: Param, source: FlowSource<Param, Data>, in state: inout State
   ) -> FlowCoordinator<Param, Data> {
     if let existing = state.coordinators[param] { return existing }
-    let created = FlowCoordinator(param: param, source: source, registry: self)
+    let created = FlowCoordinator(param: param, source: source, registry: self, broadcaster: Broadcaster())
     state.coordinators[param] = created
     return created
   }

@@ -17,7 +17,9 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   @usableFromInline nonisolated let registry: FlowRegistry<Param, Data>
   /// The subscribers, each with the fetch of the flowable it subscribed through: an
   /// invalidation refetches with the newest one's; nothing of theirs is kept once they leave.
-  @usableFromInline nonisolated let broadcaster = Broadcaster<Data, Fetch>()
+  /// Made by the caller of ``init(param:source:registry:broadcaster:)``, where it is
+  /// specialised (see ``Broadcaster/deliver``).
+  @usableFromInline nonisolated let broadcaster: Broadcaster<Data, Fetch>
   /// The machine's ``FlowStateMachine/settledAt``, read off the actor by new subscribers.
   @usableFromInline nonisolated let settledAt = KilnMutex<Date?>(nil)
   private nonisolated let lifetime: FlowLifetime
@@ -30,8 +32,12 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
   private let writes: CacheWriteQueue<Param, Data>
 
   @usableFromInline
-  init(param: Param, source: FlowSource<Param, Data>, registry: FlowRegistry<Param, Data>) {
+  init(
+    param: Param, source: FlowSource<Param, Data>, registry: FlowRegistry<Param, Data>,
+    broadcaster: Broadcaster<Data, Fetch>
+  ) {
     self.param = param
+    self.broadcaster = broadcaster
     self.source = source
     self.registry = registry
     writes = CacheWriteQueue(cacher: source.cacher, param: param)

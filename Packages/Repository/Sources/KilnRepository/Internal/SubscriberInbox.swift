@@ -48,6 +48,7 @@ final class SubscriberInbox<Data: Sendable>: Sendable {
 
     /// Appends `snapshot`, dropping the oldest unread one when ``capacity`` are unread
     /// already.
+    @inlinable
     mutating func append(_ snapshot: Snapshot) {
       if buffer.count - head >= Self.capacity {
         head += 1
@@ -96,7 +97,8 @@ final class SubscriberInbox<Data: Sendable>: Sendable {
   }
 
   /// Delivers `snapshot`: resumes the subscriber if it waits, buffers it otherwise; does
-  /// nothing once finished.
+  /// nothing once finished. Inlinable, so that it specialises in ``Broadcaster/deliver``.
+  @inlinable
   func yield(_ snapshot: Snapshot) {
     let waiter = state.withLock { state -> UnsafeContinuation<Snapshot?, Never>? in
       guard !state.isFinished else { return nil }
@@ -134,32 +136,39 @@ final class SubscriberInbox<Data: Sendable>: Sendable {
   /// Inlinable, so that it specialises where the subscription is iterated (see
   /// ``LoadingStateSequence/AsyncIterator/next()``).
   @inlinable
-  func next() async -> Snapshot? {
-    if Task.isCancelled {
-      finish()
-      return nil
-    }
+  nonisolated(nonsending) func next() async -> Snapshot? {
     // A snapshot already buffered (the replay, usually), or the end: no continuation. The
     // outer optional says whether there was an answer, the inner is the answer.
     let read = state.withLock { state -> Snapshot?? in
       if let first = state.popFirst() { return .some(first) }
       return state.isFinished ? .some(nil) : nil
     }
-    if let read { return read }
-    return await withTaskCancellationHandler {
-      await withUnsafeContinuation { (continuation: UnsafeContinuation<Snapshot?, Never>) in
-        // Under the lock with `yield` and `finish`: a snapshot or an end arriving since the
-        // check above is seen here, or it sees the waiter.
-        let now = state.withLock { state -> Snapshot?? in
-          if let first = state.popFirst() { return .some(first) }
-          if state.isFinished { return .some(nil) }
-          state.waiter = continuation
-          return nil
-        }
-        if let now { continuation.resume(returning: now) }
+    if let read {
+      // A cancelled task gets the end, not what was buffered. Checked only here: with
+      // nothing buffered, the handler below finishes the inbox at once for a task cancelled
+      // already, and the wait then sees the end (a refresh reaching many subscribers finds
+      // them all waiting, and reading the task's status costs a cache miss each).
+      if case .some = read, Task.isCancelled {
+        finish()
+        return nil
       }
-    } onCancel: {
-      finish()
+      return read
     }
+    return await withTaskCancellationHandler(
+      operation: {
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Snapshot?, Never>) in
+          // Under the lock with `yield` and `finish`: a snapshot or an end arriving since the
+          // check above is seen here, or it sees the waiter.
+          let now = state.withLock { state -> Snapshot?? in
+            if let first = state.popFirst() { return .some(first) }
+            if state.isFinished { return .some(nil) }
+            state.waiter = continuation
+            return nil
+          }
+          if let now { continuation.resume(returning: now) }
+        }
+      },
+      onCancel: { finish() },
+      isolation: #isolation)
   }
 }

@@ -83,6 +83,17 @@ public struct LoadingStateSequence<Content: Sendable>: AsyncSequence, Sendable {
     /// refresh delivered to many subscribers went to looking up type metadata).
     @inlinable
     public mutating func next() async -> LoadingState<Content>? {
+      await next(isolation: nil)
+    }
+
+    /// The next state, or `nil` once the task is cancelled, received on the caller's
+    /// isolation (what `for await` calls).
+    ///
+    /// Without it, `for await` would go through the standard library's generic
+    /// `next(isolation:)`, which is not specialised and hops to the generic executor and back
+    /// on every element.
+    @inlinable
+    public mutating func next(isolation actor: isolated (any Actor)?) async -> LoadingState<Content>? {
       // A snapshot in which only the pending changes moved repeats the state: skipped here.
       while let snapshot = await source.next() {
         if !snapshot.stateUnchanged { return snapshot.state }
@@ -121,6 +132,13 @@ public struct LoadingSnapshotSequence<Content: Sendable>: AsyncSequence, Sendabl
     /// The next snapshot, or `nil` once the task is cancelled.
     @inlinable
     public mutating func next() async -> LoadingSnapshot<Content>? {
+      await source.next()
+    }
+
+    /// The next snapshot, or `nil` once the task is cancelled, received on the caller's
+    /// isolation (what `for await` calls).
+    @inlinable
+    public mutating func next(isolation actor: isolated (any Actor)?) async -> LoadingSnapshot<Content>? {
       await source.next()
     }
   }
@@ -164,8 +182,9 @@ final class SnapshotSource<Content: Sendable> {
     nextSnapshot = nil
   }
 
+  /// The next snapshot, received on the caller's isolation.
   @inlinable
-  func next() async -> LoadingSnapshot<Content>? {
+  nonisolated(nonsending) func next() async -> LoadingSnapshot<Content>? {
     if let inbox {
       if let activation {
         self.activation = nil
