@@ -27,24 +27,6 @@ public import _KilnSynchronization
 final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
   @usableFromInline typealias Output = Result<Success, Failure>
 
-  /// The task of the caller running the load inline, for raising its priority.
-  ///
-  /// A class of its own, allocated once per slot, rather than a field of ``State``:
-  /// `UnsafeCurrentTask` and `TaskPriority` are resilient types, and every copy of a state
-  /// holding one went through their value witnesses (merged outlined copies took 8% of a
-  /// lone caller's profile; the state now holds only trivial fields).
-  // @unchecked: `task` is only read and written under the slot's lock, and only used while
-  // `State.leads` is set, when the leader's task is running (an `UnsafeCurrentTask` is not
-  // `Sendable` because it is valid only while its task runs; the leader clears it, under the
-  // lock, before its task can end).
-  @usableFromInline
-  final class LeaderTask: @unchecked Sendable {
-    @usableFromInline var task: UnsafeCurrentTask?
-
-    @inlinable
-    init() {}
-  }
-
   @usableFromInline
   struct State {
     /// The flight callers join: a load in its own task, or (while ``leads``) the callers
@@ -56,6 +38,15 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     /// from the leader's task by the first joiner, raised by those with a higher one; 0 until
     /// a caller joins.
     @usableFromInline var inlinePriority: UInt8 = 0
+    /// The task of the caller running the load inline (while ``leads``), for joiners to raise
+    /// its priority: the address of the reference inside its `UnsafeCurrentTask` (0 for none),
+    /// unretained. Valid while
+    /// the leader runs, which it does until it clears this under the lock; an
+    /// `UnsafeCurrentTask` is valid only that long anyway. Kept as an address, a trivial
+    /// field: held as an `UnsafeCurrentTask`, each lead retained and released the task twice
+    /// (a third of a lone caller's own cost, profiled), and a state holding that resilient type
+    /// was copied through value witnesses.
+    @usableFromInline var leaderTask: UInt = 0
 
     @inlinable
     init() {}
@@ -63,16 +54,24 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
 
   // `@inlinable` down the join path, with `Flight` and `FlightStateMachine`: see the latter.
   @usableFromInline let state = KilnMutex<State>(State())
-  @usableFromInline let leader = LeaderTask()
 
   @inlinable
   init() {}
+
+  /// The leader's task from ``State/leaderTask``. Call it under the lock, while
+  /// `state.leads`, and use the task only there.
+  @inlinable
+  static func task(_ bits: UInt) -> UnsafeCurrentTask? {
+    unsafeBitCast(UnsafeRawPointer(bitPattern: bits), to: UnsafeCurrentTask?.self)
+  }
 
   /// The priority the inline load runs at: its leader's, or a higher one a joiner raised it
   /// to. Call it under the lock, while `state.leads`.
   @inlinable
   func leaderPriority(_ state: inout State) -> TaskPriority? {
-    if state.inlinePriority == 0, let priority = leader.task?.priority { state.inlinePriority = priority.rawValue }
+    if state.inlinePriority == 0, let priority = Self.task(state.leaderTask)?.priority {
+      state.inlinePriority = priority.rawValue
+    }
     return state.inlinePriority == 0 ? nil : TaskPriority(rawValue: state.inlinePriority)
   }
 
@@ -145,23 +144,16 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
   nonisolated(nonsending) func loadInline<Upstream: Query>(
     _ upstream: Upstream
   ) async -> Result<Success, Failure> where Upstream.Success == Success, Upstream.Failure == Failure {
-    // One look at the current task: its cancellation now, and later its priority.
-    let task = withUnsafeCurrentTask { $0 }
-    if task?.isCancelled ?? false, let cancellation = CancellationError() as? Failure {
-      return .failure(cancellation)
+    // One look at the current task, inside which one critical section decides: lead (keeping
+    // the task for joiners to raise its priority), or join (a joiner's priority is read in it,
+    // which costs a leader nothing). Inside the closure, the task is not copied out of it (a
+    // copy is a retain and a release of the task).
+    let start = withUnsafeCurrentTask { startInline($0) }
+    switch start {
+    case .lead: break
+    case .join(let admission): return await join(upstream, admission)
+    case .cancelled(let cancellation): return .failure(cancellation)
     }
-    // One critical section decides: lead, or join (a joiner's priority is read in it, which
-    // costs a leader nothing).
-    let admission: Flight<Success, Failure>.Admission? = state.withLock { state in
-      guard state.flight == nil, !state.leads else {
-        return admit(&state, priority: Task.currentPriority)
-      }
-      state.leads = true
-      state.inlinePriority = 0
-      leader.task = task
-      return nil
-    }
-    if let admission { return await join(upstream, admission) }
     FlightProbe.report(.joined)
     FlightProbe.report(.started)
     FlightProbe.report(.waiting)
@@ -174,10 +166,10 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     // Whether the callers who joined need a load of their own: the leader was cancelled and
     // its load failed (perhaps because of it).
     let needsHandOver: Bool
-    if case .failure = outcome { needsHandOver = task?.isCancelled ?? false } else { needsHandOver = false }
+    if case .failure = outcome { needsHandOver = Task.isCancelled } else { needsHandOver = false }
     let ending: InlineEnding? = state.withLock { state in
       state.leads = false
-      leader.task = nil
+      state.leaderTask = 0
       guard let flight = state.flight else { return nil }
       if needsHandOver, flight.handOver() {
         return .restart(flight)  // stays in the slot: it runs a load of its own now
@@ -215,6 +207,38 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     }
   }
 
+  /// Decides how a caller of ``loadInline(_:)`` running in `task` goes on.
+  @inlinable
+  func startInline(_ task: UnsafeCurrentTask?) -> InlineStart {
+    if task?.isCancelled ?? false, let cancellation = CancellationError() as? Failure {
+      return .cancelled(cancellation)
+    }
+    // The same bits, without a retain: `Optional<UnsafeCurrentTask>` is one reference.
+    let leaderTask = UInt(bitPattern: unsafeBitCast(task, to: UnsafeRawPointer?.self))
+    let admission: Flight<Success, Failure>.Admission? = state.withLock { state in
+      guard state.flight == nil, !state.leads else {
+        return admit(&state, priority: Task.currentPriority)
+      }
+      state.leads = true
+      state.inlinePriority = 0
+      state.leaderTask = leaderTask
+      return nil
+    }
+    if let admission { return .join(admission) }
+    return .lead
+  }
+
+  /// How a caller of ``loadInline(_:)`` goes on.
+  @usableFromInline
+  enum InlineStart {
+    /// It runs the load.
+    case lead
+    /// It waits for the load it was admitted to.
+    case join(Flight<Success, Failure>.Admission)
+    /// Its task was cancelled before it began.
+    case cancelled(Failure)
+  }
+
   /// What the leader of an inline load does with the callers who joined it.
   @usableFromInline
   enum InlineEnding {
@@ -238,9 +262,9 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
         flight = Flight(keepsRunningWithoutWaiters: true)
         state.flight = flight
       }
-      if let current = leaderPriority(&state), priority > current, let task = leader.task {
+      if let current = leaderPriority(&state), priority > current, let task = Self.task(state.leaderTask) {
         state.inlinePriority = priority.rawValue
-        // Under the lock: the leader's task cannot end before the leader clears `leader.task`.
+        // Under the lock: the leader's task cannot end before the leader clears `leaderTask`.
         Flight<Success, Failure>.escalate(task, to: priority)
       }
       // The leader finishes this flight before it can end, so it is still joinable.
