@@ -39,14 +39,8 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     /// a caller joins.
     @usableFromInline var inlinePriority: UInt8 = 0
     /// The task of the caller running the load inline (while ``leads``), for joiners to raise
-    /// its priority: the address of the reference inside its `UnsafeCurrentTask` (0 for none),
-    /// unretained. Valid while
-    /// the leader runs, which it does until it clears this under the lock; an
-    /// `UnsafeCurrentTask` is valid only that long anyway. Kept as an address, a trivial
-    /// field: held as an `UnsafeCurrentTask`, each lead retained and released the task twice
-    /// (a third of a lone caller's own cost, profiled), and a state holding that resilient type
-    /// was copied through value witnesses.
-    @usableFromInline var leaderTask: UInt = 0
+    /// its priority.
+    @usableFromInline var leader: LeaderTask?
 
     @inlinable
     init() {}
@@ -58,18 +52,11 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
   @inlinable
   init() {}
 
-  /// The leader's task from ``State/leaderTask``. Call it under the lock, while
-  /// `state.leads`, and use the task only there.
-  @inlinable
-  static func task(_ bits: UInt) -> UnsafeCurrentTask? {
-    unsafeBitCast(UnsafeRawPointer(bitPattern: bits), to: UnsafeCurrentTask?.self)
-  }
-
   /// The priority the inline load runs at: its leader's, or a higher one a joiner raised it
   /// to. Call it under the lock, while `state.leads`.
   @inlinable
   func leaderPriority(_ state: inout State) -> TaskPriority? {
-    if state.inlinePriority == 0, let priority = Self.task(state.leaderTask)?.priority {
+    if state.inlinePriority == 0, let priority = state.leader?.task.priority {
       state.inlinePriority = priority.rawValue
     }
     return state.inlinePriority == 0 ? nil : TaskPriority(rawValue: state.inlinePriority)
@@ -169,7 +156,7 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     if case .failure = outcome { needsHandOver = Task.isCancelled } else { needsHandOver = false }
     let ending: InlineEnding? = state.withLock { state in
       state.leads = false
-      state.leaderTask = 0
+      state.leader = nil
       guard let flight = state.flight else { return nil }
       if needsHandOver, flight.handOver() {
         return .restart(flight)  // stays in the slot: it runs a load of its own now
@@ -213,15 +200,14 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     if task?.isCancelled ?? false, let cancellation = CancellationError() as? Failure {
       return .cancelled(cancellation)
     }
-    // The same bits, without a retain: `Optional<UnsafeCurrentTask>` is one reference.
-    let leaderTask = UInt(bitPattern: unsafeBitCast(task, to: UnsafeRawPointer?.self))
+    let leader = LeaderTask(task)
     let admission: Flight<Success, Failure>.Admission? = state.withLock { state in
       guard state.flight == nil, !state.leads else {
         return admit(&state, priority: Task.currentPriority)
       }
       state.leads = true
       state.inlinePriority = 0
-      state.leaderTask = leaderTask
+      state.leader = leader
       return nil
     }
     if let admission { return .join(admission) }
@@ -262,9 +248,9 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
         flight = Flight(keepsRunningWithoutWaiters: true)
         state.flight = flight
       }
-      if let current = leaderPriority(&state), priority > current, let task = Self.task(state.leaderTask) {
+      if let current = leaderPriority(&state), priority > current, let task = state.leader?.task {
         state.inlinePriority = priority.rawValue
-        // Under the lock: the leader's task cannot end before the leader clears `leaderTask`.
+        // Under the lock: the leader's task cannot end before the leader clears `state.leader`.
         Flight<Success, Failure>.escalate(task, to: priority)
       }
       // The leader finishes this flight before it can end, so it is still joinable.

@@ -299,16 +299,31 @@ struct FlightStateMachine<Success: Sendable, Failure: Error> {
   }
 }
 
-/// The task of the caller who runs an inline load (``FlightStateMachine/leader``).
+/// The task of the caller who runs an inline load (``FlightStateMachine/leader``,
+/// ``FlightSlot/State/leader``): the address of the reference inside its `UnsafeCurrentTask`,
+/// unretained.
+///
+/// An address, not the `UnsafeCurrentTask`: every copy of one retains and releases the task,
+/// and a lone caller of `serial()` paid two of each per load (a third of its own cost,
+/// profiled); a trivial value also keeps the states holding it free of value witnesses.
 // @unchecked: an `UnsafeCurrentTask` is not `Sendable` because it is valid only while its task
-// runs. This one is read only under the flight's lock, and its leader clears it, under that
-// lock, before its task can end.
+// runs. This one is made into a task only under the flight's (or slot's) lock, and its leader
+// clears it, under that lock, before its task can end.
 @usableFromInline
 struct LeaderTask: @unchecked Sendable {
-  @usableFromInline let task: UnsafeCurrentTask
+  @usableFromInline let address: UnsafeRawPointer
 
+  /// The leader `task`, or `nil` without a task.
   @inlinable
-  init(_ task: UnsafeCurrentTask) {
-    self.task = task
+  init?(_ task: UnsafeCurrentTask?) {
+    // The same bits: `Optional<UnsafeCurrentTask>` is one reference, `nil` when null.
+    guard let address = unsafeBitCast(task, to: UnsafeRawPointer?.self) else { return nil }
+    self.address = address
+  }
+
+  /// The task. Use it only under the lock that holds the leader, and only there.
+  @inlinable
+  var task: UnsafeCurrentTask {
+    unsafeBitCast(address, to: UnsafeCurrentTask.self)
   }
 }

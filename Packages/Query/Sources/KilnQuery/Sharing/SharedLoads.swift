@@ -178,8 +178,8 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
   ) async -> Result<Upstream.Success, Upstream.Failure> {
     typealias SharedFlight = Flight<Upstream.Success, Upstream.Failure>
     // One look at the current task: its cancellation now, and its priority for joiners.
-    let task = withUnsafeCurrentTask { $0.map(LeaderTask.init) }
-    if task?.task.isCancelled ?? false, let cancellation = CancellationError() as? Upstream.Failure {
+    let (task, isCancelled) = withUnsafeCurrentTask { (LeaderTask($0), $0?.isCancelled ?? false) }
+    if isCancelled, let cancellation = CancellationError() as? Upstream.Failure {
       return .failure(cancellation)
     }
     let flightKey = FlightKey(key: key, output: ObjectIdentifier(Result<Upstream.Success, Upstream.Failure>.self))
@@ -205,7 +205,7 @@ public final class SharedLoads<Key: Hashable & Sendable>: Sendable {
     // The callers who joined need a load of their own when the leader was cancelled and its
     // load failed (perhaps because of it).
     let needsHandOver: Bool
-    if case .failure = outcome { needsHandOver = task?.task.isCancelled ?? false } else { needsHandOver = false }
+    if case .failure = outcome { needsHandOver = Task.isCancelled } else { needsHandOver = false }
     let restarts = flights.withLock { flights in
       if needsHandOver, flight.handOver() { return true }  // stays: it runs a load of its own now
       if flights[flightKey] === flight { flights[flightKey] = nil }
