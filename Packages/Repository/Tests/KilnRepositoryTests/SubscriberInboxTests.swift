@@ -1,4 +1,5 @@
 import Testing
+import _KilnSynchronization
 
 @testable import KilnRepository
 
@@ -40,9 +41,60 @@ struct SubscriberInboxTests {
     #expect(seen == Array(937...1_000))
     inbox.finish()
   }
+
+  @Test("a task cancelled with snapshots buffered gets nil, not them, and the inbox finishes once")
+  func cancelledReaderWithBufferedSnapshotsGetsNil() async {
+    let finished = Counter()
+    let inbox = SubscriberInbox<Int>(replay: snapshot(0), onFinish: { finished.increment() })
+    inbox.yield(snapshot(1))
+    let reader = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      return await inbox.next()
+    }
+    #expect(await reader.value == nil)
+    #expect(finished.value == 1)
+    #expect(inbox.slotCount == 0)
+    inbox.yield(snapshot(2))  // after the end: dropped
+    #expect(inbox.slotCount == 0)
+    inbox.finish()
+    #expect(finished.value == 1)
+  }
+
+  @Test("a task cancelled before it waits, with nothing buffered, gets nil at once and the inbox finishes")
+  func cancelledReaderWithNothingBufferedGetsNil() async {
+    let finished = Counter()
+    let inbox = SubscriberInbox<Int>(replay: nil, onFinish: { finished.increment() })
+    let reader = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      return await inbox.next()
+    }
+    #expect(await reader.value == nil)
+    #expect(finished.value == 1)
+  }
+
+  @Test("a task cancelled while it waits gets nil at once")
+  func cancelledWaiterGetsNil() async {
+    let inbox = SubscriberInbox<Int>(replay: nil, onFinish: {})
+    let reader = Task { await inbox.next() }
+    while inbox.isWaiting == false { await Task.yield() }
+    reader.cancel()
+    #expect(await reader.value == nil)
+  }
+}
+
+/// Counts calls from any task.
+final class Counter: Sendable {
+  private let count = KilnMutex(0)
+  var value: Int { count.withLock { $0 } }
+  func increment() { count.withLock { $0 += 1 } }
 }
 
 extension SubscriberInbox<Int> {
+  /// Whether a reader is suspended waiting for a snapshot.
+  var isWaiting: Bool {
+    state.withLock { $0.waiter != nil }
+  }
+
   /// Reads snapshots, appending their content to `contents`, until the content `last` is
   /// read (or the inbox ends).
   func readContents(into contents: inout [Int], through last: Int) async {
