@@ -25,8 +25,10 @@ func prepareRaw(_ sql: String, on database: OpaquePointer) -> OpaquePointer {
   return statement!
 }
 
-/// SQLite used directly: one connection, WAL, prepared statements, the same table shape as
-/// SQLiteStore's.
+/// SQLite used directly: one connection, WAL, prepared statements, the same schema as
+/// SQLiteStore's: its table and its partial index on `expires_at` (which lets the store sweep
+/// expired rows). Without the index, the baseline left out a sixth of SQLite's own time per
+/// replaced row and one of its five allocations: most of what the batched write missed by.
 final class RawSQLite: @unchecked Sendable {  // used from one benchmark task at a time
   let database: OpaquePointer
   let insert: OpaquePointer
@@ -37,7 +39,8 @@ final class RawSQLite: @unchecked Sendable {  // used from one benchmark task at
       path: path,
       schema: """
         CREATE TABLE IF NOT EXISTS raw (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL, stored_at REAL NOT NULL,
-          expires_at REAL) WITHOUT ROWID
+          expires_at REAL) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS raw_expires_at ON raw (expires_at) WHERE expires_at IS NOT NULL;
         """)
     insert = prepareRaw(
       "INSERT OR REPLACE INTO raw (key, value, stored_at, expires_at) VALUES (?1, ?2, ?3, ?4)", on: database)
