@@ -863,14 +863,25 @@ struct WritesStressTests {
   /// the order of the keys per param.
   final class Origin: Mutator, Sendable {
     let state = KilnMutex<(values: [String: Int], keys: [String: [IdempotencyKey]])>(([:], [:]))
+    /// The sends in flight now, the most ever in flight at once, and the params in flight.
+    let flight = KilnMutex<(now: Int, most: Int, params: Set<String>, overlaps: Int)>((0, 0, [], 0))
 
     func apply(_ change: Int, to content: Int?) -> Int? { change }
 
     func send(_ change: Int, param: String, key: IdempotencyKey) async throws(MutationSendError) -> Int? {
+      flight.withLock { flight in
+        flight.now += 1
+        flight.most = max(flight.most, flight.now)
+        if !flight.params.insert(param).inserted { flight.overlaps += 1 }
+      }
       await Task.yield()
       state.withLock { state in
         state.values[param] = change
         state.keys[param, default: []].append(key)
+      }
+      flight.withLock { flight in
+        flight.now -= 1
+        flight.params.remove(param)
       }
       return nil
     }
@@ -878,7 +889,9 @@ struct WritesStressTests {
     func value(_ param: String) -> Int? { state.withLock { $0.values[param] } }
   }
 
-  @Test("2,000 concurrent changes over 20 params: each applied once, in order per param, and shown at the end")
+  @Test(
+    "2,000 concurrent changes over 20 params: each applied once, in order per param, one at a time per param, at most 8 at once, and shown at the end"
+  )
   func concurrentChanges() async throws {
     let origin = Origin()
     let repository = Repository<String, Int>()
@@ -911,6 +924,10 @@ struct WritesStressTests {
       let applied = origin.state.withLock { $0.keys[param] ?? [] }
       #expect(applied == sent.map(\.key), "\(param): each change applied once, in the order shown")
     }
+    // Attempts hand over to each other's tasks: the bound and one-at-a-time per param still hold.
+    let flight = origin.flight.withLock { $0 }
+    #expect(flight.most <= 8 && flight.most > 1, "at most maxConcurrentSends at once: \(flight.most)")
+    #expect(flight.overlaps == 0, "two changes of one param were sent at once")
     // Every param shows the origin's last value, with nothing pending.
     for (param, subscriber) in zip(params, subscribers) {
       let last = origin.value(param)

@@ -232,6 +232,12 @@ actor FlowCoordinator<Param: Hashable & Sendable, Data: Sendable> {
     scheduleReleaseIfIdle()
   }
 
+  /// ``confirmMutation(_:server:)``, then ends the caller's lease (one hop for both).
+  func confirmMutationEndingLease(_ sequence: UInt64, server: Data?) async {
+    await confirmMutation(sequence, server: server)
+    endLease()
+  }
+
   /// The origin refused the change of `sequence`: it disappears and the content is refetched.
   func rejectMutation(_ sequence: UInt64) {
     let fetch = broadcaster.latestTag

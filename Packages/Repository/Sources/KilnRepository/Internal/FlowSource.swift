@@ -75,13 +75,25 @@ final class CacheWriteQueue<Param: Hashable & Sendable, Data: Sendable> {
   }
 
   /// Writes `data` (or removes it, with `nil`) after every earlier write.
+  ///
+  /// With no write pending, the write starts at once on the calling thread
+  /// (`startImmediately`): over a store that does not suspend (a `MemoryCache`) it has ended
+  /// when this returns, so the coordinator awaiting it costs no task switch. Every caller
+  /// awaits its write anyway (`FlowCoordinator.finish`).
   func enqueue(_ data: Data?, cachedAt: Date?) -> Task<Void, Never> {
     let previous = last
     let cacher = self.cacher
     let param = self.param
-    let task = Task {
-      await previous?.value
-      try? await cacher.saveCachedData(data, cachedAt: cachedAt, param: param)
+    let task: Task<Void, Never>
+    if let previous {
+      task = Task {
+        await previous.value
+        try? await cacher.saveCachedData(data, cachedAt: cachedAt, param: param)
+      }
+    } else {
+      task = startImmediately {
+        try? await cacher.saveCachedData(data, cachedAt: cachedAt, param: param)
+      }
     }
     last = task
     return task

@@ -61,6 +61,13 @@ public actor Outbox {
     var failed: @Sendable (_ sequence: UInt64, _ param: Foundation.Data, _ attempts: Int, _ error: String) async -> Void
   }
 
+  /// An attempt to run: the entry, its attempt number and its channel.
+  struct PendingAttempt: Sendable {
+    let entry: OutboxEntry
+    let number: Int
+    let channel: Channel
+  }
+
   /// How one attempt ended, with what the channel already did about it.
   enum AttemptResult: Sendable {
     case confirmed
@@ -112,6 +119,10 @@ public actor Outbox {
   private var nextTask: UInt64 = 0
   /// Entries answered and not yet removed from the store, and whether a removal runs.
   private var removals: [UInt64] = []
+  /// While an attempt's end is carried out (synchronously), the first attempt it starts is
+  /// kept here for the ending attempt's task to run next, instead of in a new task.
+  private var adoptedAttempt: PendingAttempt?
+  private var adoptsAttempt = false
   private var isRemoving = false
   private var drainWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
   private var nextDrainWaiter: UInt64 = 0
@@ -674,33 +685,62 @@ public actor Outbox {
     infos[sequence]?.state = .sending
     counters.add(.attempts)
     entriesChanged()
-    let entry = info.entry
+    let pending = PendingAttempt(entry: info.entry, number: attempt, channel: channel)
+    if adoptsAttempt, adoptedAttempt == nil, !isClosed {
+      adoptedAttempt = pending
+      return
+    }
     track { [weak self] in
-      let result = await channel.attempt(entry, attempt)
-      await self?.attemptEnded(entry, result)
+      // One task runs attempts one after another while each one's end starts the next (the
+      // next change of its scope, usually): a drain costs no task per change.
+      var next: PendingAttempt? = pending
+      while let attempt = next {
+        let result = await attempt.channel.attempt(attempt.entry, attempt.number)
+        next = await self?.attemptEnded(attempt.entry, result)
+      }
     }
   }
 
-  private func attemptEnded(_ entry: OutboxEntry, _ result: AttemptResult) async {
-    guard !isClosed, let info = infos[entry.sequence] else { return }
+  /// Carries out `actions`, the end of an attempt, keeping the first attempt they start for
+  /// the ending attempt's task.
+  private func carryOutAdopting(_ actions: [Machine.Action]) {
+    adoptsAttempt = true
+    carryOut(actions)
+    adoptsAttempt = false
+  }
+
+  /// Takes the attempt ``carryOutAdopting(_:)`` kept, if any.
+  private func takeAdoptedAttempt() -> PendingAttempt? {
+    defer { adoptedAttempt = nil }
+    return adoptedAttempt
+  }
+
+  /// Carries out the end of an attempt.
+  ///
+  /// - Returns: An attempt that the ending attempt's task runs next.
+  private func attemptEnded(_ entry: OutboxEntry, _ result: AttemptResult) async -> PendingAttempt? {
+    guard !isClosed, let info = infos[entry.sequence] else { return nil }
     let sequence = entry.sequence
     let channel = info.entry.record.channel
     switch result {
     // The machine first: an answer that ends a pause reports `.resumed` before itself.
     case .confirmed:
       counters.add(.confirmed)
-      carryOut(machine.attemptEnded(sequence, in: info.lane, .confirmed))
+      carryOutAdopting(machine.attemptEnded(sequence, in: info.lane, .confirmed))
       publish(.confirmed(sequence: sequence, channel: channel))
+      return takeAdoptedAttempt()
     case .rejected(let status, let body, let error):
       counters.add(.rejected)
-      carryOut(machine.attemptEnded(sequence, in: info.lane, .rejected))
+      carryOutAdopting(machine.attemptEnded(sequence, in: info.lane, .rejected))
       publish(.rejected(sequence: sequence, channel: channel, status: status, body: body, error: error))
+      return takeAdoptedAttempt()
     case .replaced(let record):
       counters.add(.replaced)
       infos[sequence]?.entry = OutboxEntry(sequence: sequence, record: record)
       infos[sequence]?.state = .waiting
-      carryOut(machine.attemptEnded(sequence, in: info.lane, .replaced))
+      carryOutAdopting(machine.attemptEnded(sequence, in: info.lane, .replaced))
       publish(.replaced(sequence: sequence, channel: channel))
+      return takeAdoptedAttempt()
     case .retryable(let error), .unreachable(let error):
       let outcome: Machine.Outcome
       if case .unreachable = result {
@@ -731,6 +771,7 @@ public actor Outbox {
       publish(.quarantined(damage))
       checkDrained()
     }
+    return nil
   }
 
   /// Runs `body` on the outbox after `delay` on its clock, unless closed first.

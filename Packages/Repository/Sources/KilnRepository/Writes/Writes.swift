@@ -214,18 +214,18 @@ extension Repository {
     let sequence = entry.sequence
     let coordinator = flows.lease(param, source: source)
     await coordinator.mutationProgress(sequence, isSending: true, attempts: entry.attempts, failure: nil)
-    let result: Outbox.AttemptResult
+    let server: Data?
     do {
-      let server = try await mutator.send(change, param: param, key: entry.record.idempotencyKey)
-      await coordinator.confirmMutation(sequence, server: server)
-      result = .confirmed
+      server = try await mutator.send(change, param: param, key: entry.record.idempotencyKey)
     } catch {
-      result = await failed(
+      let result = await failed(
         error, entry: entry, param: param, change: change, mutator: mutator, coordinator: coordinator, store: store,
         changeCodec: changeCodec)
+      await coordinator.endLease()
+      return result
     }
-    await coordinator.endLease()
-    return result
+    await coordinator.confirmMutationEndingLease(sequence, server: server)
+    return .confirmed
   }
 
   private func failed<M: Mutator>(
