@@ -149,15 +149,30 @@
       _ table: String, creating tables: [PostgresQuery], version: Int, columns expected: [(String, String)],
       thenCreating indexes: [PostgresQuery], on connection: PostgresConnection
     ) async throws {
-      let preamble: [PostgresQuery] = [
-        // Concurrent CREATE TABLE IF NOT EXISTS can collide; one transaction at a time.
-        "SELECT pg_advisory_xact_lock(7402319873)",
-        """
-        CREATE TABLE IF NOT EXISTS kiln_store_schema (
-          table_name text PRIMARY KEY, version integer NOT NULL, created_at timestamptz NOT NULL DEFAULT now())
-        """,
-      ]
-      for statement in preamble + tables { _ = try await LeasedStatement.run(statement, on: connection) }
+      // Concurrent CREATE TABLE IF NOT EXISTS of one table can collide, so each creation
+      // holds a lock until its transaction ends. The registry is created once per database,
+      // under a database-wide lock taken only while it is missing; each table under a lock of
+      // its own, so that stores of other tables (a server starting many, the test suites) never
+      // wait for one another, nor for a table that someone holds locked.
+      let registry = try await LeasedStatement.run(
+        "SELECT to_regclass('kiln_store_schema') IS NOT NULL", on: connection)
+      var registryExists = false
+      for row in registry.rows { registryExists = try row.decode(Bool.self) }
+      if !registryExists {
+        for statement: PostgresQuery in [
+          "SELECT pg_advisory_xact_lock(7402319873)",
+          """
+          CREATE TABLE IF NOT EXISTS kiln_store_schema (
+            table_name text PRIMARY KEY, version integer NOT NULL, created_at timestamptz NOT NULL DEFAULT now())
+          """,
+        ] {
+          _ = try await LeasedStatement.run(statement, on: connection)
+        }
+      }
+      // Two 32-bit keys: a lock space apart from the registry's 64-bit key.
+      _ = try await LeasedStatement.run(
+        "SELECT pg_advisory_xact_lock(740231987, hashtext(\(table)))", on: connection)
+      for statement in tables { _ = try await LeasedStatement.run(statement, on: connection) }
       let versions = try await LeasedStatement.run(
         """
         INSERT INTO kiln_store_schema (table_name, version) VALUES (\(table), \(Int32(version)))

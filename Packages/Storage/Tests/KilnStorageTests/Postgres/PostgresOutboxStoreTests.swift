@@ -1,6 +1,7 @@
 #if PostgreSQL
   import Foundation
   import KilnTesting
+  import Logging
   import PostgresNIO
   import Testing
   import _KilnTestServer
@@ -220,6 +221,47 @@
         let sequence = try await patient.append(record)
         #expect(try await patient.append(record) == sequence)
         #expect(try await Self.count(table, on: client) == 1)
+      }
+    }
+
+    @Test("a store's schema preparation waits for no other table's: one stalled leaves the others free")
+    func schemaPreparationPerTable() async throws {
+      try await PostgresTestDatabase.withClient { client in
+        let stalledTable = PostgresTestDatabase.tableName()
+        _ = try await PostgresOutboxStore(client: client, table: stalledTable)
+        // Another session holds the table's row in the schema registry: preparing that table
+        // again waits for it, inside its transaction.
+        let held = Gate()
+        let release = Gate()
+        let holder = Task {
+          try await client.withTransaction(logger: Logger(label: "test")) { connection in
+            _ = try await connection.query(
+              "SELECT 1 FROM kiln_store_schema WHERE table_name = \(stalledTable) FOR UPDATE",
+              logger: Logger(label: "test"))
+            held.open()
+            try await release.wait()
+          }
+        }
+        try await held.wait()
+        let stalled = Task { try await PostgresOutboxStore(client: client, table: stalledTable) }
+        var waiting = 0
+        while waiting == 0 {
+          try await Task.sleep(for: .milliseconds(10))
+          let rows = try await client.query(
+            """
+            SELECT 1 FROM pg_stat_activity
+            WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO kiln_store_schema%'
+            """)
+          for try await _ in rows { waiting += 1 }
+        }
+        // Meanwhile another table's store opens: under one database-wide lock it would wait
+        // for the stalled preparation, past its limit.
+        let other = try await PostgresOutboxStore(
+          client: client, table: PostgresTestDatabase.tableName(), operationTimeout: .seconds(5))
+        #expect(try await other.loadAll().isEmpty)
+        release.open()
+        try await holder.value
+        _ = try await stalled.value
       }
     }
 
