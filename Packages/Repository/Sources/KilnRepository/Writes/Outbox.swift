@@ -701,16 +701,14 @@ public actor Outbox {
     }
   }
 
-  /// Carries out `actions`, the end of an attempt, keeping the first attempt they start for
-  /// the ending attempt's task.
-  private func carryOutAdopting(_ actions: [Machine.Action]) {
+  /// Carries out `actions`, the end of an attempt.
+  ///
+  /// - Returns: The first attempt they start, for the ending attempt's task to run instead of
+  ///   a new task.
+  private func carryOutAdopting(_ actions: [Machine.Action]) -> PendingAttempt? {
     adoptsAttempt = true
     carryOut(actions)
     adoptsAttempt = false
-  }
-
-  /// Takes the attempt ``carryOutAdopting(_:)`` kept, if any.
-  private func takeAdoptedAttempt() -> PendingAttempt? {
     defer { adoptedAttempt = nil }
     return adoptedAttempt
   }
@@ -726,21 +724,21 @@ public actor Outbox {
     // The machine first: an answer that ends a pause reports `.resumed` before itself.
     case .confirmed:
       counters.add(.confirmed)
-      carryOutAdopting(machine.attemptEnded(sequence, in: info.lane, .confirmed))
+      let next = carryOutAdopting(machine.attemptEnded(sequence, in: info.lane, .confirmed))
       publish(.confirmed(sequence: sequence, channel: channel))
-      return takeAdoptedAttempt()
+      return next
     case .rejected(let status, let body, let error):
       counters.add(.rejected)
-      carryOutAdopting(machine.attemptEnded(sequence, in: info.lane, .rejected))
+      let next = carryOutAdopting(machine.attemptEnded(sequence, in: info.lane, .rejected))
       publish(.rejected(sequence: sequence, channel: channel, status: status, body: body, error: error))
-      return takeAdoptedAttempt()
+      return next
     case .replaced(let record):
       counters.add(.replaced)
       infos[sequence]?.entry = OutboxEntry(sequence: sequence, record: record)
       infos[sequence]?.state = .waiting
-      carryOutAdopting(machine.attemptEnded(sequence, in: info.lane, .replaced))
+      let next = carryOutAdopting(machine.attemptEnded(sequence, in: info.lane, .replaced))
       publish(.replaced(sequence: sequence, channel: channel))
-      return takeAdoptedAttempt()
+      return next
     case .retryable(let error), .unreachable(let error):
       let outcome: Machine.Outcome
       if case .unreachable = result {
