@@ -18,7 +18,7 @@ public struct ConvertingQuery<Upstream: Query, Success: Sendable, Failure: Error
     self.transform = transform
   }
 
-  @inlinable
+  @inlinable @inline(__always)
   public func load() async throws(Failure) -> Success {
     try transform(await upstream.result()).get()
   }

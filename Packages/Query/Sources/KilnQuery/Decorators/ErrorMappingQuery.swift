@@ -17,7 +17,7 @@ public struct ErrorMappingQuery<Upstream: Query, Failure: Error>: Query {
     self.transform = transform
   }
 
-  @inlinable
+  @inlinable @inline(__always)
   public func load() async throws(Failure) -> Success {
     do throws(Upstream.Failure) {
       return try await upstream.load()

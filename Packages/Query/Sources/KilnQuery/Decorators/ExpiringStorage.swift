@@ -44,7 +44,7 @@ public struct ExpiringStorage<Base: Storage, Policy: ValidationPolicy>: Storage 
   /// neither. Performance: once this is specialised in the caller's module (every member
   /// is `@inlinable`), the type checks fold away, so a never-valid pipeline reads no clock
   /// at all and any other policy pays exactly one clock read per load.
-  @inlinable
+  @inlinable @inline(__always)
   func isValidNow() async -> Bool {
     if Policy.self == NeverValidPolicy.self { return false }
     if Policy.self == AlwaysValidPolicy.self { return true }
@@ -56,7 +56,7 @@ public struct ExpiringStorage<Base: Storage, Policy: ValidationPolicy>: Storage 
   /// - Throws: ``ExpiringCacheError/expired`` without reading the base storage when the
   ///   policy rejects its timestamp; otherwise whatever the base storage's load throws
   ///   (`StorageError/empty` when it is empty).
-  @inlinable
+  @inlinable @inline(__always)
   public func load() async throws -> Value {
     guard await isValidNow() else {
       throw ExpiringCacheError.expired

@@ -18,7 +18,7 @@ public struct FailableMappingQuery<Upstream: Query, Success: Sendable>: Query {
     self.transform = transform
   }
 
-  @inlinable
+  @inlinable @inline(__always)
   public func load() async throws(Failure) -> Success {
     try transform(try await upstream.load()).get()
   }

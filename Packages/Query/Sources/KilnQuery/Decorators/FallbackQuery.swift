@@ -19,7 +19,7 @@ public struct FallbackQuery<Primary: Query, Secondary: Query>: Query where Secon
     self.secondary = secondary
   }
 
-  @inlinable
+  @inlinable @inline(__always)
   public func load() async throws(Failure) -> Success {
     do throws(Primary.Failure) {
       return try await primary.load()

@@ -18,7 +18,7 @@ public struct FlatMappingQuery<Upstream: Query, Next: Query>: Query where Next.F
     self.next = next
   }
 
-  @inlinable
+  @inlinable @inline(__always)
   public func load() async throws(Failure) -> Success {
     try await next(try await upstream.load()).load()
   }

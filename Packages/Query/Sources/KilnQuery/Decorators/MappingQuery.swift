@@ -17,7 +17,7 @@ public struct MappingQuery<Upstream: Query, Success: Sendable>: Query {
     self.transform = transform
   }
 
-  @inlinable
+  @inlinable @inline(__always)
   public func load() async throws(Failure) -> Success {
     transform(try await upstream.load())
   }

@@ -27,7 +27,7 @@ public struct NotifyingQuery<Upstream: Query>: Query {
     self.onFailure = onFailure
   }
 
-  @inlinable
+  @inlinable @inline(__always)
   public func load() async throws(Failure) -> Success {
     let value: Success
     do throws(Failure) {

@@ -20,7 +20,7 @@ where Secondary.Success == Primary.Success {
     self.secondary = secondary
   }
 
-  @inlinable
+  @inlinable @inline(__always)
   public func load() async throws(Failure) -> Success {
     do throws(Primary.Failure) {
       return try await primary.load()

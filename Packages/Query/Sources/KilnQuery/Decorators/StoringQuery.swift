@@ -24,7 +24,7 @@ public struct StoringQuery<Upstream: Query, Target: Storage>: Query where Target
     self.onSaveError = onSaveError
   }
 
-  @inlinable
+  @inlinable @inline(__always)
   public func load() async throws(Failure) -> Success {
     let value = try await upstream.load()
     do {
