@@ -1,4 +1,5 @@
 import KilnTesting
+import Synchronization
 import Testing
 
 @testable import KilnQuery
@@ -89,6 +90,70 @@ struct StressTests {
     await FlightEvents.current.waitUntilAllEnded()
     #expect(!query.isLoading)
     #expect(query.waiterCount == 0)
+  }
+
+  @Test("serial(): 4,000 callers racing lone leaders, watched by an inspector, never overlap two loads")
+  func serialLoneLeaders() async {
+    // A caller who finds the slot empty leads without the lock, and ends so when nobody saw
+    // it; a caller joining it, or an inspection (`isLoading`, `waiterCount`), records it under
+    // the lock first. Pairs and triples of callers arriving together, with an inspector
+    // looking at the slot all along, race every one of those transitions.
+    let seed = TestSeed.current
+    let shared = SharedRandom(seed: seed)
+    var random = SeededRandomNumberGenerator(seed: seed)
+    // Atomics, not a Mutex: ThreadSanitizer sees them (it does not see the futex-based Mutex).
+    let running = Atomic<Int>(0)
+    let overlaps = Atomic<Int>(0)
+    let started = Atomic<Int>(0)
+    let upstream = AnyQuery<Int, Never> {
+      let number = started.add(1, ordering: .relaxed).newValue
+      if running.add(1, ordering: .sequentiallyConsistent).newValue > 1 {
+        overlaps.add(1, ordering: .relaxed)
+      }
+      for _ in 0..<shared.int(in: 0...2) { await Task.yield() }
+      running.subtract(1, ordering: .sequentiallyConsistent)
+      return number
+    }
+    let query = upstream.serial()
+    let inspecting = Atomic<Bool>(true)
+    let inspector = Task {
+      var looks = 0
+      while inspecting.load(ordering: .relaxed) {
+        if query.isLoading { looks += 1 }
+        _ = query.waiterCount
+        await Task.yield()
+      }
+      return looks
+    }
+
+    var values: [Int] = []
+    while values.count < 4_000 {
+      let plans = (0..<Int.random(in: 1...3, using: &random)).map { _ in Int.random(in: 0...2, using: &random) }
+      values += await withTaskGroup(of: Int.self) { group in
+        for delay in plans {
+          group.addTask {
+            for _ in 0..<delay { await Task.yield() }
+            return await query.load()
+          }
+        }
+        var values: [Int] = []
+        for await value in group { values.append(value) }
+        return values
+      }
+    }
+    inspecting.store(false, ordering: .relaxed)
+    let looks = await inspector.value
+
+    let loads = started.load(ordering: .relaxed)
+    #expect(overlaps.load(ordering: .relaxed) == 0, "KILN_TEST_SEED=\(seed): two loads ran at once")
+    // Not vacuous: callers did join loads, and the inspector did see some.
+    #expect(loads >= 1 && loads < values.count, "KILN_TEST_SEED=\(seed): \(loads) loads for \(values.count) callers")
+    #expect(looks > 0, "KILN_TEST_SEED=\(seed): the inspector never saw a load")
+    #expect(values.allSatisfy { (1...loads).contains($0) }, "KILN_TEST_SEED=\(seed): a value from no load")
+    #expect(!query.isLoading)
+    #expect(query.waiterCount == 0)
+    // The slot is empty again: the next caller leads, alone, a load of its own.
+    #expect(await query.load() == loads + 1)
   }
 
   @Test("shared(by:): 3,000 callers over 4 keys, some cancelled, never get another key's value")

@@ -1,3 +1,4 @@
+public import Synchronization
 // Public: the join path below is inlinable, so its locks are specialised in the caller's module.
 public import _KilnSynchronization
 
@@ -23,6 +24,24 @@ public import _KilnSynchronization
 /// replacing it runs its load only after that (see ``Flight/start(after:_:onFinish:)``), so
 /// the slot never has two loads running at once. An inline load never starts while the slot
 /// holds a flight, and a new load for the callers who joined it starts only once it has ended.
+///
+/// ## A caller alone takes no lock
+///
+/// ``word`` lets a caller who finds the slot empty lead, and end its load when no one joined,
+/// with one compare-and-exchange each instead of a critical section each:
+///
+/// - `0`: the slot is empty (no flight, no leader);
+/// - the address of a task (never `0` or ``busy``: a task is aligned): that task leads an
+///   inline load nobody has seen, and the locked ``State`` still says the slot is empty;
+/// - ``busy``: ``State`` says everything. It is the value while the lock is held, and after a
+///   critical section that left the slot holding a flight or a leader.
+///
+/// Every critical section (``withState(_:)``) first takes the word to ``busy``: an unseen
+/// leader becomes ``State/leader`` (it then finds ``busy`` when it ends, and ends under the
+/// lock), and an empty slot can take no new leader until the section ends. It ends by
+/// storing `0` when the slot is empty, else ``busy``. So a leader ending alone swaps its
+/// address for `0`, and one that was seen ends as any leader does: the ending cannot miss a
+/// joiner, and a new leader cannot start while a flight is in the slot.
 @usableFromInline
 final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
   @usableFromInline typealias Output = Result<Success, Failure>
@@ -49,6 +68,40 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
   // `@inlinable` down the join path, with `Flight` and `FlightStateMachine`: see the latter.
   @usableFromInline let state = KilnMutex<State>(State())
 
+  /// `0`, the address of a leader nobody has seen, or ``busy``: see the type's documentation.
+  @usableFromInline let word = Atomic<UInt>(0)
+
+  /// The value of ``word`` while ``state`` says everything.
+  @inlinable
+  static var busy: UInt { 1 }
+
+  /// Runs `body` under the lock, with an unseen leader recorded in the state first, and
+  /// publishes whether the slot is empty when it ends. Every critical section goes through
+  /// it.
+  @inlinable
+  func withState<Result>(_ body: (inout State) -> Result) -> Result {
+    state.withLock { state in
+      var current = word.load(ordering: .acquiring)
+      while current != Self.busy {
+        let (exchanged, original) = word.compareExchange(
+          expected: current, desired: Self.busy, ordering: .acquiringAndReleasing)
+        if exchanged {
+          if current != 0 {
+            // A leader who took the empty slot without the lock: from now on it ends under it.
+            state.leads = true
+            state.inlinePriority = 0
+            state.leader = LeaderTask(address: current)
+          }
+          break
+        }
+        current = original  // the leader ended (0), or one just started
+      }
+      let result = body(&state)
+      word.store(state.flight == nil && !state.leads ? 0 : Self.busy, ordering: .releasing)
+      return result
+    }
+  }
+
   @inlinable
   init() {}
 
@@ -65,20 +118,20 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
   /// The number of callers waiting for the load in flight, the leader of an inline load
   /// included; zero when none is.
   var waiterCount: Int {
-    let (leads, flight) = state.withLock { ($0.leads, $0.flight) }
+    let (leads, flight) = withState { ($0.leads, $0.flight) }
     return (leads ? 1 : 0) + (flight?.waiterCount ?? 0)
   }
 
   /// Whether the load in the slot waits for an abandoned load, still running, to end before
   /// it runs.
   var waitsForAbandonedLoad: Bool {
-    state.withLock { $0.flight }?.waitsForPredecessor ?? false
+    withState { $0.flight }?.waitsForPredecessor ?? false
   }
 
   /// The priority the load in the slot was asked to run at: its starter's, or a higher
   /// waiter's; `nil` when the slot is empty.
   var loadPriority: TaskPriority? {
-    let (inlinePriority, flight) = state.withLock { state -> (TaskPriority?, Flight<Success, Failure>?) in
+    let (inlinePriority, flight) = withState { state -> (TaskPriority?, Flight<Success, Failure>?) in
       (state.leads ? leaderPriority(&state) : nil, state.flight)
     }
     return inlinePriority ?? flight?.loadPriority
@@ -86,7 +139,7 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
 
   /// Whether a load is in flight and can be joined.
   var isLoading: Bool {
-    let (leads, flight) = state.withLock { ($0.leads, $0.flight) }
+    let (leads, flight) = withState { ($0.leads, $0.flight) }
     return leads || (flight?.isJoinable ?? false)
   }
 
@@ -109,7 +162,7 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
   ) async -> Result<Success, Failure> {
     if let cancellation = Flight<Success, Failure>.cancellationIfCancelled { return .failure(cancellation) }
     let priority = Task.currentPriority
-    let admission = state.withLock { state in admit(&state, priority: priority) }
+    let admission = withState { state in admit(&state, priority: priority) }
     return await wait(admission, making: makeOperation)
   }
 
@@ -139,8 +192,9 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     // which costs a leader nothing). Inside the closure, the task is not copied out of it (a
     // copy is a retain and a release of the task).
     let start = withUnsafeCurrentTask { startInline($0) }
+    let unseenLeader: UInt
     switch start {
-    case .lead: break
+    case .lead(let address): unseenLeader = address
     case .join(let admission): return await join(upstream, admission)
     case .cancelled(let cancellation): return .failure(cancellation)
     }
@@ -153,11 +207,18 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
     } catch {
       outcome = .failure(error)
     }
+    // Nobody saw this leader: nobody joined, and the slot is empty again.
+    if unseenLeader != 0,
+      word.compareExchange(expected: unseenLeader, desired: 0, ordering: .acquiringAndReleasing).exchanged
+    {
+      FlightProbe.report(.ended)
+      return outcome
+    }
     // Whether the callers who joined need a load of their own: the leader was cancelled and
     // its load failed (perhaps because of it).
     let needsHandOver: Bool
     if case .failure = outcome { needsHandOver = Task.isCancelled } else { needsHandOver = false }
-    let ending: InlineEnding? = state.withLock { state in
+    let ending: InlineEnding? = withState { state in
       state.leads = false
       state.leader = nil
       guard let flight = state.flight else { return nil }
@@ -204,7 +265,11 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
       return .cancelled(cancellation)
     }
     let leader = LeaderTask(task)
-    let admission: Flight<Success, Failure>.Admission? = state.withLock { state in
+    // The slot is empty: lead without the lock.
+    if let leader, word.compareExchange(expected: 0, desired: leader.bits, ordering: .acquiringAndReleasing).exchanged {
+      return .lead(leader.bits)
+    }
+    let admission: Flight<Success, Failure>.Admission? = withState { state in
       guard state.flight == nil, !state.leads else {
         return admit(&state, priority: Task.currentPriority)
       }
@@ -214,14 +279,15 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
       return nil
     }
     if let admission { return .join(admission) }
-    return .lead
+    return .lead(0)
   }
 
   /// How a caller of ``loadInline(_:)`` goes on.
   @usableFromInline
   enum InlineStart {
-    /// It runs the load.
-    case lead
+    /// It runs the load: unseen, with its task's address in ``FlightSlot/word``, or (`0`)
+    /// recorded in the state.
+    case lead(UInt)
     /// It waits for the load it was admitted to.
     case join(Flight<Success, Failure>.Admission)
     /// Its task was cancelled before it began.
@@ -293,7 +359,7 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
   @discardableResult
   func startInBackground(_ operation: @escaping @Sendable () async -> Result<Success, Failure>) -> Bool {
     typealias Started = (flight: Flight<Success, Failure>, predecessor: Flight<Success, Failure>?)
-    let started: Started? = state.withLock { state in
+    let started: Started? = withState { state in
       if state.leads { return nil }
       if let flight = state.flight, flight.keepRunningIfJoinable() { return nil }
       let predecessor = state.flight
@@ -308,7 +374,7 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
 
   @inlinable
   func remove(_ flight: Flight<Success, Failure>) {
-    state.withLock { state in
+    withState { state in
       if state.flight === flight { state.flight = nil }
     }
   }

@@ -321,6 +321,16 @@ struct LeaderTask: @unchecked Sendable {
     self.address = address
   }
 
+  /// The leader whose address is `bits` (from ``bits``).
+  @inlinable
+  init(address bits: UInt) {
+    address = UnsafeRawPointer(bitPattern: bits)!
+  }
+
+  /// The task's address as an integer: never `0`, and a multiple of 16.
+  @inlinable
+  var bits: UInt { UInt(bitPattern: address) }
+
   /// The task. Use it only under the lock that holds the leader, and only there.
   @inlinable
   var task: UnsafeCurrentTask {
