@@ -31,20 +31,31 @@ final class Broadcaster<Data: Sendable, Tag: Sendable>: Sendable {
     @usableFromInline var indices: [UInt64: Int] = [:]
     @usableFromInline var nextID: UInt64 = 0
     @usableFromInline var onEmpty: (@Sendable () -> Void)?
+    /// Yields a snapshot to every inbox: the function made by the newest ``subscribe(tag:)``
+    /// (see ``Broadcaster/deliverer``); `nil` before the first subscriber, when an emit has
+    /// nobody to deliver to.
+    @usableFromInline var deliver: (@Sendable (Inboxes, Snapshot) -> Void)?
 
     @inlinable init() {}
   }
 
   @usableFromInline let state = KilnMutex(State())
-  /// Yields a snapshot to every inbox: made by the inlinable ``init()``, so it is specialised
-  /// for `Data` where the broadcaster is made (``FlowRegistry``), while ``emit(_:)``, called by
-  /// the unspecialised coordinator, is not. Unspecialised, each yield looked up the metadata
-  /// of the inbox's generic types (a tenth of a refresh to 10,000 subscribers, profiled).
-  @usableFromInline let deliver: @Sendable (Inboxes, Snapshot) -> Void
 
   @inlinable
-  init() {
-    deliver = { inboxes, snapshot in
+  init() {}
+
+  /// The loop that yields a snapshot to every inbox, as a function made where this is
+  /// called. Each ``subscribe(tag:)`` (inlinable, reached from the specialised
+  /// ``FlowRegistry/subscribe(_:source:fetch:)``) installs it, so it is specialised for `Data`
+  /// whenever anyone subscribed, while ``emit(_:)``, called by the unspecialised coordinator,
+  /// is not. It was made once in ``init()``, where a broadcaster made by a param's first
+  /// `update`, `refresh` or `mutate` (through the unspecialised `FlowRegistry.lease`) got the
+  /// generic loop for good: each yield then looked up the metadata of the inbox's generic
+  /// types, 27% of a refresh to 1,000 subscribers (perf, RepositoryBenchmarks). Specialised,
+  /// it captures nothing, so installing it allocates nothing.
+  @inlinable
+  static var deliverer: @Sendable (Inboxes, Snapshot) -> Void {
+    { inboxes, snapshot in
       for inbox in inboxes { inbox.yield(snapshot) }
     }
   }
@@ -65,6 +76,7 @@ final class Broadcaster<Data: Sendable, Tag: Sendable>: Sendable {
       // Strong: the cycle it makes (self → inbox → onFinish → self) ends when the inbox
       // finishes, which drops `onFinish`.
       let inbox = SubscriberInbox(replay: state.current, onFinish: { self.remove(id) })
+      state.deliver = Self.deliverer
       state.indices[id] = state.inboxes.count
       state.inboxes.append(inbox)
       state.entries.append((id, tag))
@@ -130,13 +142,13 @@ final class Broadcaster<Data: Sendable, Tag: Sendable>: Sendable {
     // ours (its cancellation handler → SubscriberInbox.finish() → remove). Yielding under the lock deadlocked the two threads.
     // Nobody misses or repeats this snapshot: a subscriber registered after this critical
     // section gets it as its replay and is not in `inboxes`; emits never overlap.
-    let inboxes = state.withLock { state in
+    let (inboxes, deliver) = state.withLock { state in
       // Stored unflagged: it is the replay of new subscribers, whose first state it is.
       state.current = snapshot
       state.current?.stateUnchanged = false
-      return state.inboxes
+      return (state.inboxes, state.deliver)
     }
-    deliver(inboxes, snapshot)
+    deliver?(inboxes, snapshot)
     return true
   }
 }
