@@ -1,5 +1,6 @@
+// Public: the load and join paths below are inlinable, so the slot's atomic word and its locks
+// are specialised in the caller's module.
 public import Synchronization
-// Public: the join path below is inlinable, so its locks are specialised in the caller's module.
 public import _KilnSynchronization
 
 /// Holds at most one load in flight: the storage behind `serial()` and
@@ -174,8 +175,8 @@ final class FlightSlot<Success: Sendable, Failure: Error>: Sendable {
   /// runs in a task of its own instead.
   ///
   /// Generic over the query rather than taking a closure, so that it specialises and inlines
-  /// into `serial()`'s caller: the load path of a caller alone is two short critical sections
-  /// around the upstream's own load.
+  /// into `serial()`'s caller: the load path of a caller alone is two compare-and-exchanges
+  /// of ``word`` around the upstream's own load (see "A caller alone takes no lock").
   ///
   /// `@concurrent`, like the upstream's `load()` it calls: one executor check on entering it,
   /// and none around the upstream's load. As `nonisolated(nonsending)` it ran on its caller's
