@@ -40,18 +40,51 @@
       precondition(lease > .zero && pollInterval > .zero, "lease and pollInterval must be positive")
       let keyBytes = try encode(key)
       let holder = "\(node)-\(UInt64.random(in: 1...UInt64.max))"
+      // Every call ends counted once: as it returns, or here when a read of the store or a
+      // lease statement throws (a load's own failure is counted where it is caught).
+      do {
+        return try await singleFlight(
+          key, keyBytes: keyBytes, holder: holder, expiresAt: expiresAt, lease: lease, waitTimeout: waitTimeout,
+          pollInterval: pollInterval, load: load)
+      } catch let error as CountedFlightError {
+        throw error.underlying
+      } catch {
+        flightCounters.add(Self.flightOutcome(of: error))
+        throw error
+      }
+    }
+
+    /// An error the single flight already counted, on its way out.
+    struct CountedFlightError: Error {
+      let underlying: any Error
+    }
+
+    /// How a call that ended with `error` counts: cancelled when its task was cancelled or
+    /// the error says so (a load that honours cancellation, a cancelled poll), failed
+    /// otherwise.
+    static func flightOutcome(of error: any Error) -> PostgresSingleFlightCounter {
+      error is CancellationError || Task.isCancelled ? .cancelled : .failed
+    }
+
+    /// The loop of ``value(forKey:expiresAt:lease:waitTimeout:pollInterval:load:)``. What it
+    /// counts itself it throws wrapped in a ``CountedFlightError``.
+    private func singleFlight(
+      _ key: Key,
+      keyBytes: Data,
+      holder: String,
+      expiresAt: Date?,
+      lease: Duration,
+      waitTimeout: Duration,
+      pollInterval: Duration,
+      load: @Sendable () async throws -> Value
+    ) async throws -> Value {
       var waited = Duration.zero
       while true {
         if let entry = try await entry(forKey: key) {
           flightCounters.add(waited > .zero ? .joined : .found)
           return entry.value
         }
-        do {
-          try Task.checkCancellation()
-        } catch {
-          flightCounters.add(.cancelled)
-          throw error
-        }
+        try Task.checkCancellation()
         if try await acquireLease(keyBytes, holder: holder, lease: lease) {
           do {
             // A loader may have stored the value between the read and the lease.
@@ -69,20 +102,16 @@
             return value
           } catch {
             await releaseLease(keyBytes, holder: holder)
-            flightCounters.add(.failed)
-            throw error
+            // A load cancelled with its caller is a cancelled call, not a failed one.
+            flightCounters.add(Self.flightOutcome(of: error))
+            throw CountedFlightError(underlying: error)
           }
         }
         guard waited < waitTimeout else {
           flightCounters.add(.timedOut)
-          throw PostgresStoreError.loadWaitTimedOut(waitTimeout)
+          throw CountedFlightError(underlying: PostgresStoreError.loadWaitTimedOut(waitTimeout))
         }
-        do {
-          try await clock.sleep(for: pollInterval)
-        } catch {
-          flightCounters.add(.cancelled)
-          throw error
-        }
+        try await clock.sleep(for: pollInterval)
         waited += pollInterval
       }
     }
@@ -141,11 +170,13 @@
     /// Loads after waiting, by a caller that took the lease and still found nothing stored: the
     /// holder gave up (its load failed) or died, and its lease ran out.
     public var takeovers = 0
-    /// Calls whose load, or the write of its value, failed (the lease was given back).
+    /// Calls whose load, the write of its value, or a statement of the store (a read, the
+    /// lease) failed; a failed load gave the lease back.
     public var failed = 0
     /// Calls that gave up after `waitTimeout` without a value.
     public var timedOut = 0
-    /// Calls cancelled while waiting.
+    /// Calls cancelled while waiting or loading (a load that ended because its caller was
+    /// cancelled counts here, not as failed).
     public var cancelled = 0
 
     /// Creates statistics, all zero.

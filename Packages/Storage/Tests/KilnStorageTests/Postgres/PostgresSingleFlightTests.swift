@@ -90,6 +90,53 @@
       }
     }
 
+    @Test("a caller cancelled while it loads counts as cancelled, not failed, and gives the lease back")
+    func cancelledLoad() async throws {
+      try await PostgresTestDatabase.withClient { client in
+        let store = try await PostgresStore<String, String>(client: client, table: PostgresTestDatabase.tableName())
+        let loading = Gate()
+        let origin = Gate()
+        let loader = Task {
+          try await store.value(forKey: "k") {
+            loading.open()
+            try await origin.wait()  // throws CancellationError once the caller is cancelled
+            return "never"
+          }
+        }
+        try await loading.wait()
+        loader.cancel()
+        await #expect(throws: CancellationError.self) { try await loader.value }
+        #expect(store.singleFlightStatistics.cancelled == 1)
+        #expect(store.singleFlightStatistics.failed == 0)
+        #expect(
+          counterValue(store.counterReadings(), "kiln_postgres_store_single_flight_total", [("outcome", "cancelled")])
+            == 1)
+        // The lease was given back: the next caller loads at once, without waiting.
+        #expect(try await store.value(forKey: "k", waitTimeout: .zero) { "next" } == "next")
+        #expect(store.singleFlightStatistics.loaded == 1)
+      }
+    }
+
+    @Test("a call whose read of the store fails counts as failed: every call ends counted once")
+    func failedRead() async throws {
+      try await PostgresTestDatabase.withClient { client in
+        let table = PostgresTestDatabase.tableName()
+        let store = try await PostgresStore<String, String>(client: client, table: table)
+        // The table goes away under the store: its read fails on the server.
+        try await client.query("DROP TABLE \(unescaped: table)")
+        await #expect(throws: PostgresStoreError.self) {
+          try await store.value(forKey: "k") {
+            Issue.record("loaded though the store could not be read")
+            return "loaded"
+          }
+        }
+        let statistics = store.singleFlightStatistics
+        #expect(statistics.failed == 1)
+        #expect(
+          statistics.found + statistics.joined + statistics.loaded + statistics.timedOut + statistics.cancelled == 0)
+      }
+    }
+
     @Test("a waiter takes the lease over when the holder's load fails, and loads: counted as a takeover")
     func takeover() async throws {
       try await PostgresTestDatabase.withClient { client in
