@@ -40,80 +40,60 @@
       precondition(lease > .zero && pollInterval > .zero, "lease and pollInterval must be positive")
       let keyBytes = try encode(key)
       let holder = "\(node)-\(UInt64.random(in: 1...UInt64.max))"
-      // Every call ends counted once: as it returns, or here when a read of the store or a
-      // lease statement throws (a load's own failure is counted where it is caught).
+      var waited = Duration.zero
+      // Every call ends counted once: where it returns, where its load fails or it times
+      // out, or (a read of the store or a lease statement that throws, a cancelled wait)
+      // below.
+      var counted = false
       do {
-        return try await singleFlight(
-          key, keyBytes: keyBytes, holder: holder, expiresAt: expiresAt, lease: lease, waitTimeout: waitTimeout,
-          pollInterval: pollInterval, load: load)
-      } catch let error as CountedFlightError {
-        throw error.underlying
+        while true {
+          if let entry = try await entry(forKey: key) {
+            flightCounters.add(waited > .zero ? .joined : .found)
+            return entry.value
+          }
+          try Task.checkCancellation()
+          if try await acquireLease(keyBytes, holder: holder, lease: lease) {
+            do {
+              // A loader may have stored the value between the read and the lease.
+              if let entry = try await entry(forKey: key) {
+                await releaseLease(keyBytes, holder: holder)
+                flightCounters.add(waited > .zero ? .joined : .found)
+                return entry.value
+              }
+              // Nothing stored though the lease was free: the holder before failed or died.
+              if waited > .zero { flightCounters.add(.takeovers) }
+              let value = try await load()
+              try await setValue(value, forKey: key, expiresAt: expiresAt)
+              await releaseLease(keyBytes, holder: holder)
+              flightCounters.add(.loaded)
+              return value
+            } catch {
+              await releaseLease(keyBytes, holder: holder)
+              // A load cancelled with its caller is a cancelled call, not a failed one.
+              flightCounters.add(Self.flightOutcome(of: error))
+              counted = true
+              throw error
+            }
+          }
+          guard waited < waitTimeout else {
+            flightCounters.add(.timedOut)
+            counted = true
+            throw PostgresStoreError.loadWaitTimedOut(waitTimeout)
+          }
+          try await clock.sleep(for: pollInterval)
+          waited += pollInterval
+        }
       } catch {
-        flightCounters.add(Self.flightOutcome(of: error))
+        if !counted { flightCounters.add(Self.flightOutcome(of: error)) }
         throw error
       }
-    }
-
-    /// An error the single flight already counted, on its way out.
-    struct CountedFlightError: Error {
-      let underlying: any Error
     }
 
     /// How a call that ended with `error` counts: cancelled when its task was cancelled or
     /// the error says so (a load that honours cancellation, a cancelled poll), failed
     /// otherwise.
-    static func flightOutcome(of error: any Error) -> PostgresSingleFlightCounter {
+    private static func flightOutcome(of error: any Error) -> PostgresSingleFlightCounter {
       error is CancellationError || Task.isCancelled ? .cancelled : .failed
-    }
-
-    /// The loop of ``value(forKey:expiresAt:lease:waitTimeout:pollInterval:load:)``. What it
-    /// counts itself it throws wrapped in a ``CountedFlightError``.
-    private func singleFlight(
-      _ key: Key,
-      keyBytes: Data,
-      holder: String,
-      expiresAt: Date?,
-      lease: Duration,
-      waitTimeout: Duration,
-      pollInterval: Duration,
-      load: @Sendable () async throws -> Value
-    ) async throws -> Value {
-      var waited = Duration.zero
-      while true {
-        if let entry = try await entry(forKey: key) {
-          flightCounters.add(waited > .zero ? .joined : .found)
-          return entry.value
-        }
-        try Task.checkCancellation()
-        if try await acquireLease(keyBytes, holder: holder, lease: lease) {
-          do {
-            // A loader may have stored the value between the read and the lease.
-            if let entry = try await entry(forKey: key) {
-              await releaseLease(keyBytes, holder: holder)
-              flightCounters.add(waited > .zero ? .joined : .found)
-              return entry.value
-            }
-            // Nothing stored though the lease was free: the holder before failed or died.
-            if waited > .zero { flightCounters.add(.takeovers) }
-            let value = try await load()
-            try await setValue(value, forKey: key, expiresAt: expiresAt)
-            await releaseLease(keyBytes, holder: holder)
-            flightCounters.add(.loaded)
-            return value
-          } catch {
-            await releaseLease(keyBytes, holder: holder)
-            // A load cancelled with its caller is a cancelled call, not a failed one.
-            flightCounters.add(Self.flightOutcome(of: error))
-            throw CountedFlightError(underlying: error)
-          }
-        }
-        guard waited < waitTimeout else {
-          flightCounters.add(.timedOut)
-          throw CountedFlightError(underlying: PostgresStoreError.loadWaitTimedOut(waitTimeout))
-        }
-        try await clock.sleep(for: pollInterval)
-        waited += pollInterval
-      }
     }
 
     func acquireLease(_ key: Data, holder: String, lease: Duration) async throws -> Bool {
